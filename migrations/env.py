@@ -1,0 +1,48 @@
+"""Alembic environment: one history for SQLite and PostgreSQL.
+
+`render_as_batch` lets SQLite alter tables (copy-and-move); the naming convention on
+`Base.metadata` keeps constraint names identical on both backends.
+"""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import create_engine
+
+from hub.tables import metadata
+from hub.storage.database import normalise_database_url
+
+config = context.config
+
+
+def run_migrations_offline() -> None:
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url"),
+        target_metadata=metadata,
+        literal_binds=True,
+        render_as_batch=True,
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    engine = config.attributes.get("engine")
+    if engine is None:
+        engine = create_engine(normalise_database_url(config.get_main_option("sqlalchemy.url") or ""))
+    with engine.connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=metadata,
+            render_as_batch=True,
+            compare_type=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

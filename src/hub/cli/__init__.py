@@ -1,0 +1,1 @@
+"""The `hub` command line: serve, database, administration, demo."""

@@ -1,0 +1,194 @@
+"""`hub …`: the server's command line. Administration commands talk to the database
+directly through the service layer; `hub agent …` (the agent client) talks to a
+running server over the API."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from hub.errors import HubError
+from hub.identity import service as identity
+from hub.runtime import Runtime
+from hub.settings import SettingsError, load_settings
+from hub.storage import migrations
+
+app = typer.Typer(help="hub: coordination for teams of AI coding agents.", no_args_is_help=True)
+db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
+principal_app = typer.Typer(help="People, agents and services.", no_args_is_help=True)
+token_app = typer.Typer(help="Personal API tokens.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(principal_app, name="principal")
+app.add_typer(token_app, name="token")
+
+console = Console()
+errors = Console(stderr=True)
+
+
+def runtime() -> Runtime:
+    try:
+        return Runtime(load_settings())
+    except SettingsError as exc:
+        errors.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+
+
+def fail(error: HubError) -> typer.Exit:
+    errors.print(f"[red]{error.code}[/red]: {error.message}")
+    return typer.Exit(1)
+
+
+def _require_current_schema(rt: Runtime) -> None:
+    if not migrations.is_at_head(rt.database):
+        errors.print("the database schema is not current: run `hub db upgrade` first")
+        raise typer.Exit(2)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[int, typer.Option(help="Processes (PostgreSQL only).")] = 1,
+) -> None:
+    """Run the HTTP server (GraphQL, dashboard, health and metrics)."""
+    import uvicorn
+
+    rt = runtime()
+    if rt.database.is_sqlite and workers != 1:
+        errors.print("SQLite runs as one server process; use PostgreSQL for --workers > 1")
+        raise typer.Exit(2)
+    _require_current_schema(rt)
+    rt.close()
+    uvicorn.run(
+        "hub.app:create_app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="info",
+        proxy_headers=True,
+    )
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Apply every pending migration."""
+    rt = runtime()
+    migrations.upgrade_to_head(rt.database)
+    console.print(f"database at revision {migrations.current_revision(rt.database)}")
+
+
+@db_app.command("current")
+def db_current() -> None:
+    """Show the schema revision and whether it is the newest."""
+    rt = runtime()
+    current = migrations.current_revision(rt.database)
+    head = migrations.head_revision(rt.database)
+    console.print(f"current {current}, head {head}")
+    if current != head:
+        raise typer.Exit(1)
+
+
+@principal_app.command("create")
+def principal_create(
+    name: str,
+    kind: Annotated[str, typer.Option(help="human, agent or service")] = "agent",
+    operator: Annotated[bool, typer.Option(help="Grant the operator role.")] = False,
+    password: Annotated[
+        bool, typer.Option("--password", help="Prompt for a dashboard password (humans).")
+    ] = False,
+) -> None:
+    """Create a principal."""
+    rt = runtime()
+    secret = typer.prompt("password", hide_input=True, confirmation_prompt=True) if password else None
+    try:
+        view = rt.write(
+            lambda uow: identity.create_principal(
+                uow, name=name, kind=kind, operator=operator, password=secret
+            )
+        )
+    except HubError as exc:
+        raise fail(exc) from None
+    console.print(f"created {view.kind} {view.name} ({view.id}){' operator' if view.is_operator else ''}")
+
+
+@principal_app.command("list")
+def principal_list() -> None:
+    """List principals."""
+    rt = runtime()
+    for view in rt.read(identity.list_principals):
+        console.print(f"{view.id}  {view.kind:<7} {'operator' if view.is_operator else '        '}  {view.name}")
+
+
+@token_app.command("create")
+def token_create(
+    principal: Annotated[str, typer.Argument(help="Principal name or id.")],
+    label: Annotated[str, typer.Option(help="What the token is for.")] = "",
+) -> None:
+    """Issue a personal token. It is printed once and never again."""
+    rt = runtime()
+    try:
+        issued = rt.write(lambda uow: identity.create_token(uow, principal=principal, label=label))
+    except HubError as exc:
+        raise fail(exc) from None
+    errors.print(f"token {issued.token.id} for {principal}; store it now, it is not shown again:")
+    print(issued.plaintext)
+
+
+@token_app.command("revoke")
+def token_revoke(token_id: str) -> None:
+    """Revoke a token; requests carrying it fail at once."""
+    rt = runtime()
+    try:
+        view = rt.write(lambda uow: identity.revoke_token(uow, token_id=token_id))
+    except HubError as exc:
+        raise fail(exc) from None
+    console.print(f"revoked {view.id} at {view.revoked_at}")
+
+
+@token_app.command("list")
+def token_list(principal: str) -> None:
+    """List a principal's tokens (never their secrets)."""
+    rt = runtime()
+    try:
+        views = rt.read(lambda uow: identity.list_tokens(uow, principal=principal))
+    except HubError as exc:
+        raise fail(exc) from None
+    for view in views:
+        state = f"revoked {view.revoked_at:%Y-%m-%d %H:%M}" if view.revoked_at else "active"
+        console.print(f"{view.id}  {view.kind:<8} {state:<24} {view.label}")
+
+
+@app.command()
+def demo() -> None:
+    """Create (or refresh) a demo project and print a dashboard login."""
+    from hub.cli.demo import seed_demo
+
+    rt = runtime()
+    _require_current_schema(rt)
+    password = secrets.token_urlsafe(12)
+    summary = rt.write(lambda uow: seed_demo(uow, password=password))
+    console.rule("hub demo")
+    console.print(f"project      {summary.project_name} ({summary.project_id})")
+    console.print("dashboard    http://127.0.0.1:8000/")
+    console.print(f"login        {summary.login}")
+    console.print(f"password     {password}")
+    print(f"API token    {summary.api_token}")
+    console.print("GraphQL      http://127.0.0.1:8000/graphql")
+    console.rule()
+
+
+def main() -> None:
+    try:
+        app()
+    except SettingsError as exc:
+        errors.print(str(exc))
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""The domain error hierarchy, drawn in one place.
+
+    HubError
+    ├── NotFound                 a referenced record does not exist
+    ├── PermissionDenied         authenticated, but this actor may not do this
+    ├── Conflict                 the state changed under the caller, or a uniqueness rule
+    ├── LeaseExpired             coordinator time reached the lease's expiresAt
+    ├── StaleGeneration          the attempt no longer holds the task's current generation
+    ├── InvalidTransition        the state machine does not allow this step now
+    ├── DependencyNotMet         prerequisites are not complete
+    ├── IdempotencyConflict      the key was used before with a different request
+    ├── IdempotencyReceiptExpired the key's receipt was pruned; the result is gone
+    ├── ValidationFailed         the input is malformed; names the field
+    ├── QuotaExceeded            a size or count limit
+    ├── Blocked                  something else holds what is needed; lists blockers
+    └── AmbiguousProject         (projects) an alias matches several projects
+
+`Unauthenticated` stands apart: it is not a problem a mutation returns but a
+transport-level failure (GraphQL error with `extensions.code = "UNAUTHENTICATED"`).
+Each module adds its specific subclasses in its own `errors.py`; the API maps
+them to GraphQL problem types by base class, in `hub.api.problems`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class HubError(Exception):
+    code = "HUB_ERROR"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(HubError):
+    code = "NOT_FOUND"
+
+    def __init__(self, what: str, ident: str) -> None:
+        super().__init__(f"{what} {ident!r} does not exist")
+        self.what = what
+        self.ident = ident
+
+
+class PermissionDenied(HubError):
+    code = "PERMISSION_DENIED"
+
+
+class Conflict(HubError):
+    code = "CONFLICT"
+
+
+class LeaseExpired(HubError):
+    code = "LEASE_EXPIRED"
+
+
+class StaleGeneration(HubError):
+    code = "STALE_GENERATION"
+
+
+class InvalidTransition(HubError):
+    code = "INVALID_TRANSITION"
+
+
+class DependencyNotMet(HubError):
+    code = "DEPENDENCY_NOT_MET"
+
+
+class IdempotencyConflict(HubError):
+    code = "IDEMPOTENCY_CONFLICT"
+
+
+class IdempotencyReceiptExpired(HubError):
+    code = "IDEMPOTENCY_RECEIPT_EXPIRED"
+
+
+class ValidationFailed(HubError):
+    code = "VALIDATION_FAILED"
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class QuotaExceeded(HubError):
+    code = "QUOTA_EXCEEDED"
+
+
+class Blocked(HubError):
+    code = "BLOCKED"
+
+    def __init__(self, message: str, blockers: Sequence[str]) -> None:
+        super().__init__(message)
+        self.blockers = list(blockers)
+
+
+class Unauthenticated(Exception):
+    """No valid credential: missing, unknown, revoked, or of the wrong kind."""
+
+    def __init__(self, message: str = "a valid bearer token is required") -> None:
+        super().__init__(message)
+        self.message = message

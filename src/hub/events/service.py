@@ -1,0 +1,149 @@
+"""Appending to and reading from the event log."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from hub.events.tables import Event, EventStream
+from hub.storage.unit_of_work import UnitOfWork
+
+GLOBAL_STREAM = "hub"
+NOTIFY_CHANNEL = "hub_events"
+_PENDING = "events.pending"
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    stream: str
+    seq: int
+    project_id: str | None
+    kind: str
+    subject_id: str
+    actor_id: str | None
+    occurred_at: datetime
+    payload: dict[str, Any]
+
+
+@dataclass
+class _Pending:
+    project_id: str | None
+    kind: str
+    subject_id: str
+    actor_id: str | None
+    payload: dict[str, Any]
+
+
+def append_event(
+    uow: UnitOfWork,
+    *,
+    project_id: str | None,
+    kind: str,
+    subject_id: str,
+    actor_id: str | None,
+    payload: dict[str, Any] | None = None,
+) -> None:
+    """Record that something changed; written in this transaction, just before commit.
+
+    Sequence numbers are taken at the end of the transaction so the per-stream
+    counter row is locked only for the commit itself, not for the whole operation.
+    """
+    pending: list[_Pending] = uow.pending.setdefault(_PENDING, [])
+    pending.append(_Pending(project_id, kind, subject_id, actor_id, dict(payload or {})))
+    uow.before_commit(_flush)
+
+
+def _flush(uow: UnitOfWork) -> None:
+    pending: list[_Pending] = uow.pending.pop(_PENDING, [])
+    if not pending:
+        return
+    occurred_at = uow.now()
+    by_stream: dict[str, list[_Pending]] = {}
+    for item in pending:
+        by_stream.setdefault(item.project_id or GLOBAL_STREAM, []).append(item)
+    session = uow.session
+    insert = pg_insert if uow.dialect == "postgresql" else sqlite_insert
+    # Sorted so two transactions touching the same streams lock them in the same order.
+    for stream in sorted(by_stream):
+        items = by_stream[stream]
+        session.execute(
+            insert(EventStream).values(stream=stream, last_seq=0).on_conflict_do_nothing()
+        )
+        last = session.execute(
+            update(EventStream)
+            .where(EventStream.stream == stream)
+            .values(last_seq=EventStream.last_seq + len(items))
+            .returning(EventStream.last_seq)
+        ).scalar_one()
+        first = last - len(items) + 1
+        session.add_all(
+            Event(
+                stream=stream,
+                seq=first + offset,
+                project_id=item.project_id,
+                kind=item.kind,
+                subject_id=item.subject_id,
+                actor_id=item.actor_id,
+                occurred_at=occurred_at,
+                payload=item.payload,
+            )
+            for offset, item in enumerate(items)
+        )
+        if uow.dialect == "postgresql":
+            # Delivered at commit to every server process listening (decisions §11).
+            session.execute(text("SELECT pg_notify(:channel, :stream)"), {
+                "channel": NOTIFY_CHANNEL, "stream": stream,
+            })
+    session.flush()
+    streams = sorted(by_stream)
+    uow.after_commit(lambda: uow.announce_events(streams))
+
+
+def list_events(
+    uow: UnitOfWork, *, stream: str, after: int = 0, limit: int = 500
+) -> list[EventRecord]:
+    rows = uow.session.scalars(
+        select(Event)
+        .where(Event.stream == stream, Event.seq > after)
+        .order_by(Event.seq)
+        .limit(limit)
+    ).all()
+    return [_record(row) for row in rows]
+
+
+def recent_events(uow: UnitOfWork, *, stream: str, limit: int = 20) -> list[EventRecord]:
+    rows = uow.session.scalars(
+        select(Event).where(Event.stream == stream).order_by(Event.seq.desc()).limit(limit)
+    ).all()
+    return [_record(row) for row in rows]
+
+
+def last_sequence(uow: UnitOfWork, *, stream: str) -> int:
+    value = uow.session.scalar(select(EventStream.last_seq).where(EventStream.stream == stream))
+    return int(value or 0)
+
+
+def count_events(uow: UnitOfWork, streams: Sequence[str]) -> dict[str, int]:
+    rows = uow.session.execute(
+        select(EventStream.stream, EventStream.last_seq).where(EventStream.stream.in_(streams))
+    ).all()
+    return {stream: int(seq) for stream, seq in rows}
+
+
+def _record(row: Event) -> EventRecord:
+    return EventRecord(
+        stream=row.stream,
+        seq=row.seq,
+        project_id=row.project_id,
+        kind=row.kind,
+        subject_id=row.subject_id,
+        actor_id=row.actor_id,
+        occurred_at=row.occurred_at,
+        payload=dict(row.payload or {}),
+    )

@@ -1,0 +1,1 @@
+"""Identity: principals, API tokens, agent sessions and the actor behind each request."""

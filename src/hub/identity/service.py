@@ -1,0 +1,422 @@
+"""Principals, tokens and sessions.
+
+Secrets leave this module exactly once, in the return value of the operation that
+made them (`create_token`, `start_session`); they are never stored, logged or
+returned again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import func, select, update
+
+from hub.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
+from hub.events.service import append_event
+from hub.identity import tokens
+from hub.identity.actor import PRINCIPAL_KINDS, Actor, PrincipalKind
+from hub.identity.errors import NotYourSession, PrincipalNameTaken, SessionEnded
+from hub.identity.tables import AgentSession, ApiToken, Principal
+from hub.ids import new_id
+from hub.storage.unit_of_work import UnitOfWork
+
+_passwords = PasswordHasher()
+
+
+@cache
+def _dummy_hash() -> str:
+    """Verifying against this keeps a login for an unknown name as slow as a real one."""
+    return _passwords.hash("not a password")
+
+
+@dataclass(frozen=True)
+class PrincipalView:
+    id: str
+    name: str
+    kind: PrincipalKind
+    is_operator: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class TokenView:
+    id: str
+    principal_id: str
+    kind: str
+    label: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token: TokenView
+    plaintext: str
+
+
+@dataclass(frozen=True)
+class SessionView:
+    id: str
+    principal_id: str
+    workstation: str
+    harness: str
+    harness_instance: str
+    started_at: datetime
+    ended_at: datetime | None
+    last_adapter_event: str | None
+
+
+@dataclass(frozen=True)
+class StartedSession:
+    session: SessionView
+    token: str
+
+
+def _clean(field: str, value: str, *, max_length: int = 200, required: bool = True) -> str:
+    value = value.strip()
+    if required and not value:
+        raise ValidationFailed(field, "must not be empty")
+    if len(value) > max_length:
+        raise ValidationFailed(field, f"must be at most {max_length} characters")
+    if any(ord(ch) < 32 for ch in value):
+        raise ValidationFailed(field, "must not contain control characters")
+    return value
+
+
+# --- principals -----------------------------------------------------------------------
+
+
+def create_principal(
+    uow: UnitOfWork,
+    *,
+    name: str,
+    kind: str,
+    operator: bool = False,
+    password: str | None = None,
+) -> PrincipalView:
+    name = _clean("name", name, max_length=120)
+    if kind not in PRINCIPAL_KINDS:
+        raise ValidationFailed("kind", f"must be one of {', '.join(PRINCIPAL_KINDS)}")
+    if password is not None and kind != "human":
+        raise ValidationFailed("password", "only human principals log in with a password")
+    if password is not None and len(password) < 8:
+        raise ValidationFailed("password", "must be at least 8 characters")
+    if uow.session.scalar(select(Principal.id).where(Principal.name == name)) is not None:
+        raise PrincipalNameTaken(name)
+    row = Principal(
+        id=new_id("prn"),
+        name=name,
+        kind=kind,
+        is_operator=operator,
+        password_hash=_passwords.hash(password) if password is not None else None,
+        created_at=uow.now(),
+    )
+    uow.session.add(row)
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=None,
+        kind="principal.created",
+        subject_id=row.id,
+        actor_id=None,
+        payload={"name": name, "kind": kind, "operator": operator},
+    )
+    return _principal_view(row)
+
+
+def get_principal(uow: UnitOfWork, principal_id_or_name: str) -> PrincipalView:
+    return _principal_view(_principal_row(uow, principal_id_or_name))
+
+
+def list_principals(uow: UnitOfWork) -> list[PrincipalView]:
+    rows = uow.session.scalars(select(Principal).order_by(Principal.created_at)).all()
+    return [_principal_view(row) for row in rows]
+
+
+def set_password(uow: UnitOfWork, principal: str, password: str) -> None:
+    row = _principal_row(uow, principal)
+    if row.kind != "human":
+        raise ValidationFailed("password", "only human principals log in with a password")
+    if len(password) < 8:
+        raise ValidationFailed("password", "must be at least 8 characters")
+    row.password_hash = _passwords.hash(password)
+
+
+def _principal_row(uow: UnitOfWork, principal_id_or_name: str) -> Principal:
+    row = uow.session.scalar(
+        select(Principal).where(
+            (Principal.id == principal_id_or_name) | (Principal.name == principal_id_or_name)
+        )
+    )
+    if row is None:
+        raise NotFound("principal", principal_id_or_name)
+    return row
+
+
+def _principal_view(row: Principal) -> PrincipalView:
+    return PrincipalView(
+        id=row.id,
+        name=row.name,
+        kind=row.kind,  # type: ignore[arg-type]
+        is_operator=row.is_operator,
+        created_at=row.created_at,
+    )
+
+
+# --- personal tokens ------------------------------------------------------------------
+
+
+def create_token(uow: UnitOfWork, *, principal: str, label: str = "") -> IssuedToken:
+    owner = _principal_row(uow, principal)
+    if owner.disabled_at is not None:
+        raise PermissionDenied(f"principal {owner.name!r} is disabled")
+    issued = _issue(uow, owner.id, "personal", _clean("label", label, required=False))
+    append_event(
+        uow, project_id=None, kind="token.created", subject_id=issued.token.id,
+        actor_id=None, payload={"principal": owner.id, "kind": "personal"},
+    )
+    return issued
+
+
+def revoke_token(uow: UnitOfWork, *, token_id: str) -> TokenView:
+    row = uow.session.get(ApiToken, token_id)
+    if row is None:
+        raise NotFound("token", token_id)
+    if row.revoked_at is None:
+        row.revoked_at = uow.now()
+        append_event(
+            uow, project_id=None, kind="token.revoked", subject_id=row.id,
+            actor_id=None, payload={"principal": row.principal_id},
+        )
+    return _token_view(row)
+
+
+def list_tokens(uow: UnitOfWork, *, principal: str) -> list[TokenView]:
+    owner = _principal_row(uow, principal)
+    rows = uow.session.scalars(
+        select(ApiToken).where(ApiToken.principal_id == owner.id).order_by(ApiToken.created_at)
+    ).all()
+    return [_token_view(row) for row in rows]
+
+
+def _issue(
+    uow: UnitOfWork,
+    principal_id: str,
+    kind: str,
+    label: str,
+    *,
+    session_id: str | None = None,
+    expires_at: datetime | None = None,
+    scope: dict[str, str] | None = None,
+) -> IssuedToken:
+    minted = tokens.mint(kind)
+    row = ApiToken(
+        id=minted.token_id,
+        principal_id=principal_id,
+        kind=kind,
+        label=label,
+        secret_hash=minted.secret_hash,
+        session_id=session_id,
+        scope=dict(scope or {}),
+        created_at=uow.now(),
+        expires_at=expires_at,
+    )
+    uow.session.add(row)
+    uow.session.flush()
+    return IssuedToken(token=_token_view(row), plaintext=minted.plaintext)
+
+
+def _token_view(row: ApiToken) -> TokenView:
+    return TokenView(
+        id=row.id,
+        principal_id=row.principal_id,
+        kind=row.kind,
+        label=row.label,
+        created_at=row.created_at,
+        revoked_at=row.revoked_at,
+    )
+
+
+# --- authentication -------------------------------------------------------------------
+
+
+def authenticate(uow: UnitOfWork, bearer: str) -> Actor:
+    """The actor behind a bearer token, or `Unauthenticated` (never says which check failed)."""
+    presented = tokens.parse(bearer)
+    if presented is None:
+        raise Unauthenticated("the bearer token is malformed")
+    found = uow.session.execute(
+        select(ApiToken, Principal)
+        .join(Principal, Principal.id == ApiToken.principal_id)
+        .where(ApiToken.id == presented.token_id)
+    ).first()
+    if found is None:
+        raise Unauthenticated("the bearer token is unknown or revoked")
+    token, principal = found.tuple()
+    if (
+        not tokens.secret_matches(presented.secret, token.secret_hash)
+        or token.kind != presented.kind
+        or token.revoked_at is not None
+        or principal.disabled_at is not None
+        or (token.expires_at is not None and uow.now() >= token.expires_at)
+    ):
+        raise Unauthenticated("the bearer token is unknown or revoked")
+    if token.session_id is not None:
+        session = uow.session.get(AgentSession, token.session_id)
+        if session is None or session.ended_at is not None:
+            raise Unauthenticated("the session behind this token has ended")
+    return Actor(
+        principal_id=principal.id,
+        principal_name=principal.name,
+        kind=principal.kind,  # type: ignore[arg-type]
+        is_operator=principal.is_operator,
+        credential=token.kind,  # type: ignore[arg-type]
+        token_id=token.id,
+        session_id=token.session_id,
+        scope=dict(token.scope or {}),
+    )
+
+
+def login_with_password(uow: UnitOfWork, *, name: str, password: str) -> Actor:
+    row = uow.session.scalar(select(Principal).where(Principal.name == name.strip()))
+    stored = row.password_hash if row is not None and row.password_hash else _dummy_hash()
+    try:
+        _passwords.verify(stored, password)
+    except (VerificationError, InvalidHashError):
+        raise Unauthenticated("unknown name or wrong password") from None
+    if row is None or row.password_hash is None or row.disabled_at is not None:
+        raise Unauthenticated("unknown name or wrong password")
+    return web_actor(row)
+
+
+def actor_for_principal(uow: UnitOfWork, principal_id: str) -> Actor:
+    """The dashboard's actor for a signed-in principal (re-read on every request)."""
+    row = uow.session.get(Principal, principal_id)
+    if row is None or row.disabled_at is not None:
+        raise Unauthenticated("the signed-in principal no longer exists")
+    return web_actor(row)
+
+
+def web_actor(row: Principal) -> Actor:
+    return Actor(
+        principal_id=row.id,
+        principal_name=row.name,
+        kind=row.kind,  # type: ignore[arg-type]
+        is_operator=row.is_operator,
+        credential="web",
+    )
+
+
+# --- sessions -------------------------------------------------------------------------
+
+
+def start_session(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    workstation: str,
+    harness: str,
+    harness_instance: str,
+) -> StartedSession:
+    if actor.credential not in ("personal", "session"):
+        raise PermissionDenied("sessions are started with a personal or session token")
+    row = AgentSession(
+        id=new_id("ses"),
+        principal_id=actor.principal_id,
+        workstation=_clean("workstation", workstation),
+        harness=_clean("harness", harness, max_length=120),
+        harness_instance=_clean("harnessInstance", harness_instance),
+        started_at=uow.now(),
+    )
+    uow.session.add(row)
+    uow.session.flush()
+    issued = _issue(uow, actor.principal_id, "session", f"session {row.id}", session_id=row.id)
+    append_event(
+        uow, project_id=None, kind="session.started", subject_id=row.id,
+        actor_id=actor.principal_id,
+        payload={"workstation": row.workstation, "harness": row.harness},
+    )
+    return StartedSession(session=_session_view(row), token=issued.plaintext)
+
+
+def end_session(
+    uow: UnitOfWork, actor: Actor, *, session_id: str, reason: str = ""
+) -> SessionView:
+    row = _owned_session(uow, actor, session_id, allow_ended=True)
+    if row.ended_at is None:
+        now = uow.now()
+        row.ended_at = now
+        row.end_reason = _clean("reason", reason, max_length=500, required=False)
+        uow.session.execute(
+            update(ApiToken)
+            .where(ApiToken.session_id == row.id, ApiToken.revoked_at.is_(None))
+            .values(revoked_at=now)
+        )
+        append_event(
+            uow, project_id=None, kind="session.ended", subject_id=row.id,
+            actor_id=actor.principal_id, payload={"reason": row.end_reason},
+        )
+    return _session_view(row)
+
+
+def get_session(uow: UnitOfWork, session_id: str) -> SessionView:
+    row = uow.session.get(AgentSession, session_id)
+    if row is None:
+        raise NotFound("session", session_id)
+    return _session_view(row)
+
+
+def require_active_session(uow: UnitOfWork, actor: Actor) -> SessionView:
+    """The caller's own live session; ownership-dependent mutations need one."""
+    if actor.session_id is None:
+        raise PermissionDenied("this operation needs a session token (startSession)")
+    return _session_view(_owned_session(uow, actor, actor.session_id, allow_ended=False))
+
+
+def record_session_adapter_event(
+    uow: UnitOfWork, actor: Actor, *, session_id: str, event: str
+) -> SessionView:
+    row = _owned_session(uow, actor, session_id, allow_ended=False)
+    row.last_adapter_event = event
+    row.last_adapter_event_at = uow.now()
+    return _session_view(row)
+
+
+def count_active_sessions(uow: UnitOfWork) -> int:
+    value = uow.session.scalar(
+        select(func.count()).select_from(AgentSession).where(AgentSession.ended_at.is_(None))
+    )
+    return int(value or 0)
+
+
+def _owned_session(
+    uow: UnitOfWork, actor: Actor, session_id: str, *, allow_ended: bool
+) -> AgentSession:
+    row = uow.session.get(AgentSession, session_id)
+    if row is None:
+        raise NotFound("session", session_id)
+    # A session token acts only for its own session; a personal token for its principal's.
+    if row.principal_id != actor.principal_id or (
+        actor.session_id is not None and actor.session_id != row.id
+    ):
+        raise NotYourSession(session_id)
+    if not allow_ended and row.ended_at is not None:
+        raise SessionEnded(session_id)
+    return row
+
+
+def _session_view(row: AgentSession) -> SessionView:
+    return SessionView(
+        id=row.id,
+        principal_id=row.principal_id,
+        workstation=row.workstation,
+        harness=row.harness,
+        harness_instance=row.harness_instance,
+        started_at=row.started_at,
+        ended_at=row.ended_at,
+        last_adapter_event=row.last_adapter_event,
+    )

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Boolean, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from hub.storage.base import Base, JSONDocument, UTCDateTime
+
+
+class Principal(Base):
+    __tablename__ = "principals"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(120), unique=True)
+    kind: Mapped[str] = mapped_column(String(16))  # human | agent | service
+    is_operator: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Argon2id; only humans log in to the dashboard with a password.
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class AgentSession(Base):
+    __tablename__ = "agent_sessions"
+    __table_args__ = (Index("ix_agent_sessions_principal_id", "principal_id"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+    workstation: Mapped[str] = mapped_column(String(200))
+    harness: Mapped[str] = mapped_column(String(120))
+    harness_instance: Mapped[str] = mapped_column(String(200))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    end_reason: Mapped[str | None] = mapped_column(String(500))
+    last_adapter_event: Mapped[str | None] = mapped_column(String(32))
+    last_adapter_event_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ApiToken(Base):
+    """A bearer credential. Only the SHA-256 of its secret is kept."""
+
+    __tablename__ = "api_tokens"
+    __table_args__ = (
+        UniqueConstraint("secret_hash"),
+        Index("ix_api_tokens_principal_id", "principal_id"),
+        Index("ix_api_tokens_session_id", "session_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+    kind: Mapped[str] = mapped_column(String(16))  # personal | session | reporter
+    label: Mapped[str] = mapped_column(String(200), default="")
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    session_id: Mapped[str | None] = mapped_column(ForeignKey("agent_sessions.id"))
+    # Reporter tokens: the attempt and watch window they are scoped to.
+    scope: Mapped[dict[str, Any]] = mapped_column(JSONDocument, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

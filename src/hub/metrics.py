@@ -1,0 +1,32 @@
+"""Prometheus metrics, defined once for the whole process."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+GRAPHQL_OPERATIONS = Counter(
+    "hub_graphql_operations_total",
+    "GraphQL operations executed, by operation name, type and outcome",
+    ["operation", "type", "outcome"],
+)
+GRAPHQL_LATENCY = Histogram(
+    "hub_graphql_operation_seconds",
+    "Wall time of GraphQL operations, by operation name and type",
+    ["operation", "type"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+HTTP_REQUESTS = Counter(
+    "hub_http_requests_total", "HTTP requests, by route and status", ["route", "method", "status"]
+)
+HTTP_LATENCY = Histogram(
+    "hub_http_request_seconds",
+    "Wall time of HTTP requests, by route",
+    ["route", "method"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+DB_TRANSACTIONS = Histogram(
+    "hub_db_transaction_seconds",
+    "Wall time of database transactions (units of work), by kind and outcome",
+    ["kind", "outcome"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)

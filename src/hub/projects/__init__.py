@@ -1,0 +1,1 @@
+"""Projects: stable identity, repository bindings, aliases and the versioned policy."""

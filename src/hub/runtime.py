@@ -1,0 +1,107 @@
+"""The running service's wiring: settings, database, clock and the event signal.
+
+`Runtime.write` and `Runtime.read` are where every operation gets its one
+transaction; the API, the web layer and the CLI all go through them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import TypeVar
+
+from anyio import to_thread
+from sqlalchemy.exc import DBAPIError
+
+from hub.clock import Clock, SystemClock
+from hub.events.feed import EventSignal
+from hub.metrics import DB_TRANSACTIONS
+from hub.settings import Settings
+from hub.storage.database import Database
+from hub.storage.unit_of_work import UnitOfWork
+
+T = TypeVar("T")
+
+# PostgreSQL deadlock_detected and serialization_failure: safe to run the operation again,
+# because nothing of the failed attempt was committed.
+_RETRYABLE_SQLSTATES = {"40P01", "40001"}
+_ATTEMPTS = 4
+
+
+class Runtime:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        database: Database | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.settings = settings
+        self.database = database or Database(
+            settings.database_url,
+            sqlite_synchronous=settings.sqlite_synchronous,
+            sqlite_busy_timeout_ms=settings.sqlite_busy_timeout_ms,
+            pool_size=settings.database_pool_size,
+        )
+        self.clock: Clock = clock or SystemClock()
+        self.event_signal = EventSignal()
+        self._background: list[Callable[[Runtime], AbstractAsyncContextManager[None]]] = []
+
+    def add_background(
+        self, factory: Callable[[Runtime], AbstractAsyncContextManager[None]]
+    ) -> None:
+        """Register a task the server runs for its lifetime (listener, pruner)."""
+        self._background.append(factory)
+
+    def background_tasks(self) -> list[AbstractAsyncContextManager[None]]:
+        return [factory(self) for factory in self._background]
+
+    def unit_of_work(self, *, write: bool) -> UnitOfWork:
+        return UnitOfWork(
+            self.database,
+            self.clock,
+            self.settings,
+            write=write,
+            announce=self.event_signal.announce,
+        )
+
+    def write(self, operation: Callable[[UnitOfWork], T]) -> T:
+        """Run `operation` in one write transaction and commit it, or roll it all back."""
+        for attempt in range(_ATTEMPTS):
+            uow = self.unit_of_work(write=True)
+            outcome = "error"
+            try:
+                with uow:
+                    result = operation(uow)
+                    uow.commit()
+                outcome = "commit"
+                return result
+            except DBAPIError as exc:
+                code = getattr(exc.orig, "sqlstate", None)
+                if code in _RETRYABLE_SQLSTATES and attempt + 1 < _ATTEMPTS:
+                    outcome = "retry"
+                    continue
+                raise
+            finally:
+                DB_TRANSACTIONS.labels("write", outcome).observe(uow.duration_s)
+        raise AssertionError("unreachable")
+
+    def read(self, operation: Callable[[UnitOfWork], T]) -> T:
+        uow = self.unit_of_work(write=False)
+        outcome = "error"
+        try:
+            with uow:
+                result = operation(uow)
+            outcome = "ok"
+            return result
+        finally:
+            DB_TRANSACTIONS.labels("read", outcome).observe(uow.duration_s)
+
+    async def awrite(self, operation: Callable[[UnitOfWork], T]) -> T:
+        return await to_thread.run_sync(self.write, operation)
+
+    async def aread(self, operation: Callable[[UnitOfWork], T]) -> T:
+        return await to_thread.run_sync(self.read, operation)
+
+    def close(self) -> None:
+        self.database.dispose()

@@ -1,0 +1,97 @@
+"""Deployment settings, read from `HUB_*` environment variables and an optional `.env` file.
+
+Invalid settings stop the process at start with one line naming the setting
+(`load_settings`), rather than failing later inside a request.
+"""
+
+from __future__ import annotations
+
+import secrets
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SettingsError(Exception):
+    """A setting has an invalid value; the message names it."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="HUB_", env_file=".env", extra="ignore", frozen=True
+    )
+
+    environment: Literal["development", "production"] = "development"
+    database_url: str = "sqlite:///var/hub.db"
+    # FULL is the durable default: a claim acknowledged to an agent survives power loss.
+    # NORMAL (opt-in) can lose the last transactions on power loss, never corrupt the file.
+    sqlite_synchronous: Literal["FULL", "NORMAL"] = "FULL"
+    sqlite_busy_timeout_ms: int = Field(default=5000, ge=0, le=600_000)
+    database_pool_size: int = Field(default=20, ge=1, le=500)
+    artifact_dir: Path = Path("artifacts")
+    var_dir: Path = Path("var")
+    secret_key: SecretStr | None = None
+
+    # Defaults from decisions.md §2; projects may override lease and heartbeat.
+    lease_seconds: int = Field(default=600, ge=5, le=7 * 24 * 3600)
+    heartbeat_seconds: int = Field(default=60, ge=1, le=24 * 3600)
+    max_watch_window_seconds: int = Field(default=3600, ge=60, le=7 * 24 * 3600)
+    stale_progress_seconds: int = Field(default=900, ge=60, le=7 * 24 * 3600)
+    review_wait_warning_seconds: int = Field(default=86400, ge=60, le=365 * 24 * 3600)
+
+    # decisions.md §3: full receipts 24 h, tombstones 30 days.
+    receipt_retention_seconds: int = Field(default=86400, ge=60)
+    tombstone_retention_seconds: int = Field(default=30 * 86400, ge=3600)
+    prune_interval_seconds: int = Field(default=3600, ge=10)
+
+    max_query_depth: int = Field(default=12, ge=2, le=100)
+    max_query_tokens: int = Field(default=4000, ge=100, le=100_000)
+    max_query_aliases: int = Field(default=30, ge=1, le=1000)
+    max_request_bytes: int = Field(default=256 * 1024, ge=1024)
+    graphql_cache_size: int = Field(default=512, ge=1, le=100_000)
+    max_page_size: int = Field(default=100, ge=1, le=10_000)
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        if not value.startswith(("sqlite://", "postgresql://", "postgresql+psycopg://")):
+            raise ValueError("must start with sqlite:// or postgresql://")
+        return value
+
+    @model_validator(mode="after")
+    def _heartbeat_below_lease(self) -> Settings:
+        if self.heartbeat_seconds >= self.lease_seconds:
+            raise ValueError("heartbeat_seconds must be shorter than lease_seconds")
+        return self
+
+    @property
+    def is_development(self) -> bool:
+        return self.environment == "development"
+
+    @cached_property
+    def signing_key(self) -> str:
+        """The key that signs dashboard cookies: configured, or made once and kept in var/."""
+        if self.secret_key is not None:
+            return self.secret_key.get_secret_value()
+        path = self.var_dir / "secret-key"
+        if path.exists():
+            return path.read_text().strip()
+        self.var_dir.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(48)
+        path.touch(mode=0o600)
+        path.write_text(key)
+        return key
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings, turning a validation failure into one line naming the setting."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(part) for part in first["loc"]) or "settings"
+        env = f"HUB_{name.upper()}" if first["loc"] else "settings"
+        raise SettingsError(f"invalid setting {env}: {first['msg']}") from None

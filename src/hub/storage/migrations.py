@@ -1,0 +1,47 @@
+"""Alembic, driven from code: one migration history for SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from hub.storage.database import Database
+
+# The repository's top-level migrations/ folder (src/hub/storage -> repo root).
+MIGRATIONS_DIR = Path(__file__).resolve().parents[3] / "migrations"
+
+
+def alembic_config(database: Database) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option(
+        "sqlalchemy.url", database.url.render_as_string(hide_password=False).replace("%", "%%")
+    )
+    config.attributes["engine"] = database.engine
+    return config
+
+
+def upgrade_to_head(database: Database) -> None:
+    command.upgrade(alembic_config(database), "head")
+
+
+def head_revision(database: Database) -> str | None:
+    return ScriptDirectory.from_config(alembic_config(database)).get_current_head()
+
+
+def current_revision(database: Database) -> str | None:
+    with database.engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def is_at_head(database: Database) -> bool:
+    return current_revision(database) == head_revision(database)
+
+
+def check_no_drift(database: Database) -> None:
+    """Raise if the models and the migrated database differ (`alembic check`)."""
+    command.check(alembic_config(database))

@@ -1,0 +1,14 @@
+"""Every module's tables, imported so that `Base.metadata` is complete.
+
+Alembic's env, `create_all` in tests and the drift check import this module; the
+modules themselves never import each other's tables.
+"""
+
+from hub.events import tables as events_tables
+from hub.identity import tables as identity_tables
+from hub.projects import tables as projects_tables
+from hub.storage.base import Base
+
+metadata = Base.metadata
+
+__all__ = ["events_tables", "identity_tables", "metadata", "projects_tables"]

@@ -1,0 +1,1 @@
+"""The dashboard (Jinja2 + HTMX): thin handlers over the service layer."""

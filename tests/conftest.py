@@ -1,0 +1,221 @@
+"""Shared fixtures: both databases, a manual clock, a runtime, a real server, principals.
+
+Every storage-touching test runs on SQLite and on PostgreSQL (the `backend` param).
+PostgreSQL: `HUB_TEST_DATABASE_URL` makes it mandatory (CI sets it); without it a run
+tries 127.0.0.1:5432 and skips the PostgreSQL half, saying so, if nothing answers.
+Each PostgreSQL test gets its own schema; each SQLite test its own file.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+import sqlalchemy as sa
+
+from hub.clock import ManualClock
+from hub.identity import service as identity
+from hub.runtime import Runtime
+from hub.settings import Settings
+from hub.storage import migrations
+from hub.storage.database import Database
+from tests.support.client import Api
+from tests.support.server import serve
+
+DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+PG_URL = os.environ.get("HUB_TEST_DATABASE_URL") or DEFAULT_PG_URL
+PG_MANDATORY = bool(os.environ.get("HUB_TEST_DATABASE_URL"))
+_pg_reachable: bool | None = None
+
+
+def postgres_reachable() -> bool:
+    global _pg_reachable
+    if _pg_reachable is None:
+        try:
+            psycopg.connect(PG_URL, connect_timeout=2).close()
+            _pg_reachable = True
+        except psycopg.Error:
+            _pg_reachable = False
+    return _pg_reachable
+
+
+def require_postgres() -> None:
+    if postgres_reachable():
+        return
+    if PG_MANDATORY:
+        pytest.fail(f"PostgreSQL is mandatory here (HUB_TEST_DATABASE_URL) but {PG_URL} is unreachable")
+    pytest.skip(
+        f"PostgreSQL half skipped: nothing answers at {PG_URL} "
+        "(start it, or set HUB_TEST_DATABASE_URL to make it mandatory)"
+    )
+
+
+def pytest_report_header() -> str:
+    state = "mandatory" if PG_MANDATORY else "optional"
+    reach = "reachable" if postgres_reachable() else "UNREACHABLE"
+    return f"hub: PostgreSQL half {state}, {PG_URL} {reach}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> str:
+    if request.param == "postgresql":
+        require_postgres()
+    return str(request.param)
+
+
+@dataclass
+class TestDatabase:
+    url: str
+    database: Database
+
+
+def make_database(backend: str, tmp_path: Path) -> Iterator[TestDatabase]:
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path / 'hub.db'}"
+        database = Database(url)
+        try:
+            yield TestDatabase(url, database)
+        finally:
+            database.dispose()
+        return
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    separator = "&" if "?" in PG_URL else "?"
+    url = f"{PG_URL}{separator}options=-csearch_path%3D{schema}"
+    database = Database(url, pool_size=40)
+    try:
+        yield TestDatabase(url, database)
+    finally:
+        database.dispose()
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def test_database(backend: str, tmp_path: Path) -> Iterator[TestDatabase]:
+    for made in make_database(backend, tmp_path):
+        migrations.upgrade_to_head(made.database)
+        yield made
+
+
+@pytest.fixture
+def database(test_database: TestDatabase) -> Database:
+    return test_database.database
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def settings(test_database: TestDatabase, tmp_path: Path) -> Settings:
+    return Settings(
+        database_url=test_database.url,
+        artifact_dir=tmp_path / "artifacts",
+        var_dir=tmp_path / "var",
+        secret_key="test-secret-key-0123456789",  # type: ignore[arg-type]
+        _env_file=None,  # type: ignore[call-arg]
+    )
+
+
+@pytest.fixture
+def runtime(settings: Settings, database: Database, clock: ManualClock) -> Iterator[Runtime]:
+    rt = Runtime(settings, database=database, clock=clock)
+    yield rt
+
+
+@pytest.fixture
+def server(runtime: Runtime) -> Iterator[str]:
+    with serve(runtime) as base_url:
+        yield base_url
+
+
+@dataclass
+class Principal:
+    id: str
+    name: str
+    token: str
+    api: Api
+
+
+@pytest.fixture
+def make_principal(runtime: Runtime, server: str) -> Iterator[Callable[..., Principal]]:
+    made: list[Api] = []
+
+    def make(
+        name: str | None = None, kind: str = "agent", operator: bool = False, password: str | None = None
+    ) -> Principal:
+        name = name or f"{kind}-{uuid.uuid4().hex[:8]}"
+
+        def create(uow: Any) -> tuple[str, str]:
+            view = identity.create_principal(
+                uow, name=name, kind=kind, operator=operator, password=password
+            )
+            issued = identity.create_token(uow, principal=view.id, label="test")
+            return view.id, issued.plaintext
+
+        principal_id, token = runtime.write(create)
+        api = Api(server, token)
+        made.append(api)
+        return Principal(principal_id, name, token, api)
+
+    yield make
+    for api in made:
+        api.close()
+
+
+@pytest.fixture
+def operator(make_principal: Callable[..., Principal]) -> Principal:
+    return make_principal("operator", kind="human", operator=True, password="operator-password")
+
+
+@dataclass
+class AgentSession:
+    principal: Principal
+    session_id: str
+    token: str
+    api: Api
+
+
+@pytest.fixture
+def start_session(server: str) -> Iterator[Callable[..., AgentSession]]:
+    made: list[Api] = []
+
+    def start(principal: Principal, workstation: str = "ws-1", instance: str | None = None) -> AgentSession:
+        payload = principal.api.mutate(
+            "startSession",
+            {"workstation": workstation, "harness": "pytest",
+             "harnessInstance": instance or uuid.uuid4().hex[:8]},
+            "... on StartSessionPayload { token session { id } }",
+        )
+        assert payload["__typename"] == "StartSessionPayload", payload
+        api = Api(server, payload["token"])
+        made.append(api)
+        return AgentSession(principal, payload["session"]["id"], payload["token"], api)
+
+    yield start
+    for api in made:
+        api.close()
+
+
+@pytest.fixture
+def agent(make_principal: Callable[..., Principal], start_session: Callable[..., AgentSession]) -> Callable[..., AgentSession]:
+    """A new agent principal with its own session: `agent()` -> AgentSession."""
+
+    def make(name: str | None = None, workstation: str = "ws-1") -> AgentSession:
+        return start_session(make_principal(name, kind="agent"), workstation)
+
+    return make
+
+
+def raw_sql(database: Database, statement: str, **params: Any) -> None:
+    with database.engine.begin() as connection:
+        connection.execute(sa.text(statement), params)
