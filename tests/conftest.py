@@ -9,6 +9,7 @@ Each PostgreSQL test gets its own schema; each SQLite test its own file.
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from hub.runtime import Runtime
 from hub.settings import Settings
 from hub.storage import migrations
 from hub.storage.database import Database
+from hub.tables import metadata
 from tests.support.client import Api
 from tests.support.server import serve
 
@@ -76,6 +78,7 @@ class TestDatabase:
 
 
 def make_database(backend: str, tmp_path: Path) -> Iterator[TestDatabase]:
+    """A new, empty (unmigrated) database: its own SQLite file or PostgreSQL schema."""
     if backend == "sqlite":
         url = f"sqlite:///{tmp_path / 'hub.db'}"
         database = Database(url)
@@ -98,11 +101,54 @@ def make_database(backend: str, tmp_path: Path) -> Iterator[TestDatabase]:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
+@pytest.fixture(scope="session")
+def migrated_templates(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, TestDatabase]]:
+    """Databases migrated once per run: tests copy (SQLite) or truncate (PostgreSQL) them,
+    which is much faster than migrating for every test."""
+    made: dict[str, TestDatabase] = {}
+    generators = []
+    for backend in ("sqlite", "postgresql"):
+        if backend == "postgresql" and not postgres_reachable():
+            continue
+        generator = make_database(backend, tmp_path_factory.mktemp(f"template-{backend}"))
+        made[backend] = next(generator)
+        generators.append(generator)
+        migrations.upgrade_to_head(made[backend].database)
+    yield made
+    for generator in generators:
+        for _ in generator:
+            pass
+
+
 @pytest.fixture
-def test_database(backend: str, tmp_path: Path) -> Iterator[TestDatabase]:
-    for made in make_database(backend, tmp_path):
-        migrations.upgrade_to_head(made.database)
-        yield made
+def test_database(
+    backend: str, tmp_path: Path, migrated_templates: dict[str, TestDatabase]
+) -> Iterator[TestDatabase]:
+    """A migrated, empty database for one test."""
+    template = migrated_templates[backend]
+    if backend == "sqlite":
+        source = template.url.removeprefix("sqlite:///")
+        target = tmp_path / "hub.db"
+        template.database.dispose()
+        shutil.copyfile(source, target)
+        url = f"sqlite:///{target}"
+        database = Database(url)
+        try:
+            yield TestDatabase(url, database)
+        finally:
+            database.dispose()
+        return
+    tables = ", ".join(table.name for table in metadata.sorted_tables)
+    with template.database.engine.begin() as connection:
+        connection.execute(sa.text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    template.database.dispose()
+    database = Database(template.url, pool_size=40)
+    try:
+        yield TestDatabase(template.url, database)
+    finally:
+        database.dispose()
 
 
 @pytest.fixture

@@ -11,10 +11,12 @@ from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
 
 from anyio import to_thread
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from hub.clock import Clock, SystemClock
+from hub.errors import Conflict
 from hub.events.feed import EventSignal
+from hub.events.listener import listen_for_events
 from hub.metrics import DB_TRANSACTIONS
 from hub.settings import Settings
 from hub.storage.database import Database
@@ -46,6 +48,9 @@ class Runtime:
         self.clock: Clock = clock or SystemClock()
         self.event_signal = EventSignal()
         self._background: list[Callable[[Runtime], AbstractAsyncContextManager[None]]] = []
+        if self.database.is_postgresql:
+            # Other server processes commit too: hear them through LISTEN (decisions §11).
+            self.add_background(lambda rt: listen_for_events(rt.database.url, rt.event_signal))
 
     def add_background(
         self, factory: Callable[[Runtime], AbstractAsyncContextManager[None]]
@@ -76,6 +81,14 @@ class Runtime:
                     uow.commit()
                 outcome = "commit"
                 return result
+            except IntegrityError:
+                # A concurrent writer got there first (same idempotency key, a unique or
+                # one-active-attempt index). Running again re-reads the state and answers
+                # as a replay or a typed conflict; if it still fails, say so, typed.
+                if attempt == 0:
+                    outcome = "retry"
+                    continue
+                raise Conflict("the change conflicts with concurrently stored data") from None
             except DBAPIError as exc:
                 code = getattr(exc.orig, "sqlstate", None)
                 if code in _RETRYABLE_SQLSTATES and attempt + 1 < _ATTEMPTS:

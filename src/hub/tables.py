@@ -6,9 +6,18 @@ modules themselves never import each other's tables.
 
 from hub.events import tables as events_tables
 from hub.identity import tables as identity_tables
+from hub.idempotency import tables as idempotency_tables
 from hub.projects import tables as projects_tables
 from hub.storage.base import Base
+from hub.work import tables as work_tables
 
 metadata = Base.metadata
 
-__all__ = ["events_tables", "identity_tables", "metadata", "projects_tables"]
+__all__ = [
+    "events_tables",
+    "identity_tables",
+    "idempotency_tables",
+    "metadata",
+    "projects_tables",
+    "work_tables",
+]

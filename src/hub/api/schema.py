@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import strawberry
 from strawberry.extensions import (
     MaskErrors,
@@ -18,26 +20,43 @@ from hub.api.extensions import OperationMetrics, should_mask_error
 from hub.api.identity import IdentityMutation, IdentityQuery
 from hub.api.problems import ALL_PROBLEMS
 from hub.api.projects import ProjectsMutation, ProjectsQuery
+from hub.api.work import WorkMutation, WorkQuery
 from hub.settings import Settings
 
-Query = merge_types("Query", (IdentityQuery, ProjectsQuery, EventsQuery))
-Mutation = merge_types("Mutation", (IdentityMutation, ProjectsMutation))
+Query = merge_types("Query", (IdentityQuery, ProjectsQuery, WorkQuery, EventsQuery))
+Mutation = merge_types("Mutation", (IdentityMutation, ProjectsMutation, WorkMutation))
 Subscription = merge_types("Subscription", (EventsSubscription,))
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:
+    return _schema(
+        settings.max_query_depth,
+        settings.max_query_tokens,
+        settings.max_query_aliases,
+        settings.graphql_cache_size,
+    )
+
+
+@cache
+def _schema(
+    max_depth: int, max_tokens: int, max_aliases: int, cache_size: int
+) -> strawberry.Schema:
+    """Building the schema takes seconds; a process needs one per set of limits."""
     return strawberry.Schema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
         types=list(ALL_PROBLEMS),
+        # Factories, not instances: each request gets its own extension objects (shared
+        # instances race under concurrency); the parse/validation LRU caches are
+        # module-level in Strawberry, so they are still shared across requests.
         extensions=[
-            QueryDepthLimiter(max_depth=settings.max_query_depth),
-            MaxTokensLimiter(max_token_count=settings.max_query_tokens),
-            MaxAliasesLimiter(max_alias_count=settings.max_query_aliases),
-            ParserCache(maxsize=settings.graphql_cache_size),
-            ValidationCache(maxsize=settings.graphql_cache_size),
-            MaskErrors(should_mask_error=should_mask_error),
+            lambda: QueryDepthLimiter(max_depth=max_depth),
+            lambda: MaxTokensLimiter(max_token_count=max_tokens),
+            lambda: MaxAliasesLimiter(max_alias_count=max_aliases),
+            lambda: ParserCache(maxsize=cache_size),
+            lambda: ValidationCache(maxsize=cache_size),
+            lambda: MaskErrors(should_mask_error=should_mask_error),
             OperationMetrics,
         ],
     )

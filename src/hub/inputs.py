@@ -1,0 +1,73 @@
+"""Input hygiene every module applies before touching state: trimmed, bounded text.
+
+A refusal names the field in the API's spelling, so a client can tell what to fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hub.errors import ValidationFailed
+
+
+def clean_text(field: str, value: str, max_length: int, *, required: bool = True) -> str:
+    value = value.strip()
+    if required and not value:
+        raise ValidationFailed(field, "must not be empty")
+    if len(value) > max_length:
+        raise ValidationFailed(field, f"must be at most {max_length} characters")
+    if "\x00" in value:
+        raise ValidationFailed(field, "must not contain NUL characters")
+    return value
+
+
+def clean_label(field: str, value: str, max_length: int = 200, *, required: bool = True) -> str:
+    """A one-line label: no control characters at all."""
+    value = clean_text(field, value, max_length, required=required)
+    if any(ord(ch) < 32 for ch in value):
+        raise ValidationFailed(field, "must not contain control characters")
+    return value
+
+
+def clean_optional(field: str, value: str | None, max_length: int) -> str | None:
+    if value is None:
+        return None
+    return clean_label(field, value, max_length, required=False) or None
+
+
+def clean_list(field: str, values: Sequence[str], *, max_items: int, max_length: int) -> list[str]:
+    if len(values) > max_items:
+        raise ValidationFailed(field, f"must have at most {max_items} items")
+    return [
+        clean_text(f"{field}[{index}]", value, max_length) for index, value in enumerate(values)
+    ]
+
+
+def bounded_int(field: str, value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise ValidationFailed(field, f"must be between {low} and {high}")
+    return value
+
+
+def clean_revision(field: str, value: str) -> str:
+    """A git object name (abbreviated or full SHA-1 / SHA-256, hex)."""
+    value = value.strip().lower()
+    if not 7 <= len(value) <= 64 or any(ch not in "0123456789abcdef" for ch in value):
+        raise ValidationFailed(field, "must be a hexadecimal git revision of 7-64 characters")
+    return value
+
+
+def clean_branch(field: str, value: str) -> str:
+    """A git branch name, by git's check-ref-format rules that matter in practice."""
+    branch = value.strip()
+    if (
+        not branch
+        or len(branch) > 255
+        or any(ch.isspace() or ch in "~^:?*[\\" or ord(ch) < 32 for ch in branch)
+        or ".." in branch
+        or "@{" in branch
+        or branch.startswith(("-", "/"))
+        or branch.endswith(("/", ".lock", "."))
+    ):
+        raise ValidationFailed(field, f"{value!r} is not a valid branch name")
+    return branch

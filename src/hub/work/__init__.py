@@ -1,0 +1,1 @@
+"""Work: tasks, dependencies, attempts, leases, submissions and recovery."""

@@ -1,0 +1,216 @@
+"""Prerequisite edges and parent/child links, and the `blocked_count` they maintain.
+
+Edges stay acyclic on both backends even when two clients add edges concurrently
+that together would close a cycle: edge changes are serialized per project (a
+transaction-scoped advisory lock on PostgreSQL; SQLite's single writer already does
+it) and the cycle check runs under that lock.
+
+`blocked_count` = incomplete prerequisites + (for a parent) incomplete required
+children. It changes with every edge change and every completion, so finding ready
+work is an index range scan, never a graph walk.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select, text
+
+from hub.errors import InvalidTransition, NotFound, PermissionDenied, ValidationFailed
+from hub.events.service import append_event
+from hub.identity.actor import Actor
+from hub.inputs import clean_text
+from hub.storage.unit_of_work import UnitOfWork
+from hub.work.errors import CycleRefused
+from hub.work.rows import lock_task, require_task
+from hub.work.tables import Task, TaskPrerequisite
+
+_REACHES = text(
+    """
+    WITH RECURSIVE reach(id) AS (
+        SELECT prerequisite_id FROM task_prerequisites WHERE task_id = :start
+        UNION
+        SELECT p.prerequisite_id FROM task_prerequisites p JOIN reach r ON p.task_id = r.id
+    )
+    SELECT 1 FROM reach WHERE id = :target LIMIT 1
+    """
+)
+
+
+def add_prerequisite(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    task_id: str,
+    prerequisite_id: str,
+    override_reason: str | None = None,
+) -> Task:
+    task = require_task(uow, task_id)
+    _serialize_edges(uow, task.project_id)
+    task = lock_task(uow, task.id)
+    _guard_active_work(uow, actor, task, override_reason, "adding a prerequisite")
+    add_edge(uow, task, prerequisite_id, new_task=False)
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.prerequisite_added",
+        subject_id=task.id,
+        actor_id=actor.principal_id,
+        payload={"prerequisite": prerequisite_id, "override": override_reason},
+    )
+    return task
+
+
+def remove_prerequisite(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    task_id: str,
+    prerequisite_id: str,
+    override_reason: str | None = None,
+) -> Task:
+    task = require_task(uow, task_id)
+    _serialize_edges(uow, task.project_id)
+    task = lock_task(uow, task.id)
+    edge = uow.session.get(TaskPrerequisite, (task.id, prerequisite_id))
+    if edge is None:
+        raise NotFound("prerequisite edge", f"{task.id} -> {prerequisite_id}")
+    _guard_active_work(uow, actor, task, override_reason, "removing a prerequisite")
+    prerequisite = lock_task(uow, prerequisite_id)
+    uow.session.delete(edge)
+    if prerequisite.state != "DONE":
+        task.blocked_count -= 1
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.prerequisite_removed",
+        subject_id=task.id,
+        actor_id=actor.principal_id,
+        payload={"prerequisite": prerequisite_id, "override": override_reason},
+    )
+    return task
+
+
+def add_edge(uow: UnitOfWork, task: Task, prerequisite_id: str, *, new_task: bool) -> None:
+    """Record that `task` needs `prerequisite_id` complete first (same project, no cycle)."""
+    prerequisite = uow.session.get(Task, prerequisite_id)
+    if prerequisite is None:
+        raise NotFound("task", prerequisite_id)
+    if prerequisite.project_id != task.project_id:
+        raise ValidationFailed(
+            "prerequisiteIds", f"prerequisite {prerequisite_id} belongs to another project"
+        )
+    if prerequisite.id == task.id:
+        raise ValidationFailed("prerequisiteId", "a task cannot be its own prerequisite")
+    if uow.session.get(TaskPrerequisite, (task.id, prerequisite.id)) is not None:
+        return
+    if not new_task:
+        _serialize_edges(uow, task.project_id)
+        cycle = uow.session.execute(_REACHES, {"start": prerequisite.id, "target": task.id}).first()
+        if cycle is not None:
+            raise CycleRefused(task.id, prerequisite.id)
+    uow.session.add(
+        TaskPrerequisite(
+            task_id=task.id,
+            prerequisite_id=prerequisite.id,
+            project_id=task.project_id,
+            created_at=uow.now(),
+        )
+    )
+    if prerequisite.state != "DONE":
+        task.blocked_count += 1
+    uow.session.flush()
+
+
+def attach_to_parent(uow: UnitOfWork, child: Task, parent_id: str) -> None:
+    parent = uow.session.get(Task, parent_id)
+    if parent is None:
+        raise NotFound("task", parent_id)
+    if parent.project_id != child.project_id:
+        raise ValidationFailed("parentId", f"parent {parent_id} belongs to another project")
+    if parent.kind != "OBJECTIVE":
+        raise ValidationFailed(
+            "parentId", f"parent {parent_id} is a {parent.kind}, not an OBJECTIVE"
+        )
+    parent = lock_task(uow, parent.id)
+    if parent.state in ("DONE", "CLOSED"):
+        raise InvalidTransition(f"parent {parent.id} is {parent.state}; it takes no new children")
+    if parent.current_attempt_id is not None:
+        raise InvalidTransition(
+            f"parent {parent.id} has a current attempt; a new required child would change "
+            "what it is being completed against"
+        )
+    child.parent_id = parent.id
+    if child.required:
+        parent.blocked_count += 1
+    uow.session.flush()
+
+
+def change_requiredness(uow: UnitOfWork, child: Task, required: bool) -> None:
+    if child.parent_id is not None and child.state not in ("DONE", "CLOSED"):
+        parent = lock_task(uow, child.parent_id)
+        if parent.current_attempt_id is not None:
+            raise InvalidTransition(f"parent {parent.id} has a current attempt")
+        parent.blocked_count += 1 if required else -1
+    child.required = required
+
+
+def on_task_completed(uow: UnitOfWork, task: Task) -> None:
+    """A completed task unblocks its dependents and counts toward its parent."""
+    dependents = uow.session.scalars(
+        select(Task)
+        .join(TaskPrerequisite, TaskPrerequisite.task_id == Task.id)
+        .where(TaskPrerequisite.prerequisite_id == task.id)
+        .order_by(Task.id)
+        .with_for_update()
+    ).all()
+    for dependent in dependents:
+        dependent.blocked_count -= 1
+    _release_parent(uow, task)
+
+
+def on_task_closed(uow: UnitOfWork, task: Task) -> None:
+    # A closed required child no longer holds its parent back; a closed prerequisite
+    # still does (its dependents really needed that outcome: re-plan them explicitly).
+    _release_parent(uow, task)
+
+
+def on_task_reopened(uow: UnitOfWork, task: Task) -> None:
+    if task.parent_id is not None and task.required:
+        parent = lock_task(uow, task.parent_id)
+        if parent.state == "DONE":
+            raise InvalidTransition(f"parent {parent.id} is already done")
+        parent.blocked_count += 1
+
+
+def _release_parent(uow: UnitOfWork, task: Task) -> None:
+    if task.parent_id is not None and task.required:
+        parent = lock_task(uow, task.parent_id)
+        parent.blocked_count -= 1
+
+
+def _guard_active_work(
+    uow: UnitOfWork, actor: Actor, task: Task, override_reason: str | None, change: str
+) -> None:
+    """Refuse to change what an active attempt was made eligible under, unless an operator
+    overrides it explicitly (the override is recorded in the event)."""
+    if actor.is_reporter:
+        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
+    if task.current_attempt_id is None:
+        return
+    if override_reason is None:
+        raise InvalidTransition(
+            f"{change} of task {task.id} would change the prerequisites its active attempt "
+            "was made eligible under; an operator may override with a reason"
+        )
+    if not actor.is_operator:
+        raise PermissionDenied("only an operator may override the prerequisites of active work")
+    clean_text("overrideReason", override_reason, 2000)
+
+
+def _serialize_edges(uow: UnitOfWork, project_id: str) -> None:
+    if uow.dialect == "postgresql" and not uow.pending.get(f"edges-locked:{project_id}"):
+        uow.session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+            {"key": f"hub:edges:{project_id}"},
+        )
+        uow.pending[f"edges-locked:{project_id}"] = True

@@ -1,0 +1,292 @@
+"""Tables of the work module.
+
+Every row carries `project_id`, and references between work rows are composite
+foreign keys `(project_id, x_id) -> x(project_id, id)`: the database itself refuses to
+link a record to a record of another project.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from hub.storage.base import Base, JSONDocument, UTCDateTime
+
+TASK_KINDS = ("IMPLEMENTATION", "REVIEW", "INTEGRATION", "GENERAL", "OBJECTIVE")
+TASK_STATES = (
+    "OPEN",
+    "IN_PROGRESS",
+    "AWAITING_REVIEW",
+    "AWAITING_INTEGRATION",
+    "REVISION_NEEDED",
+    "DONE",
+    "CLOSED",
+)
+# States from which a fresh claim may start (with no incomplete prerequisites).
+CLAIMABLE_STATES = ("OPEN", "REVISION_NEEDED")
+ATTEMPT_STATES = ("ACTIVE", "SUBMITTED", "RELINQUISHED", "SUPERSEDED", "COMPLETED")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Task(Base):
+    __tablename__ = "tasks"
+    __table_args__ = (
+        UniqueConstraint("project_id", "id"),
+        UniqueConstraint("project_id", "source_system", "source_id"),
+        ForeignKeyConstraint(["project_id", "parent_id"], ["tasks.project_id", "tasks.id"]),
+        CheckConstraint(_in("kind", TASK_KINDS), name="kind"),
+        CheckConstraint(_in("state", TASK_STATES), name="state"),
+        CheckConstraint("blocked_count >= 0", name="blocked_count"),
+        # The state/current-attempt pair is written together: in progress iff an attempt.
+        CheckConstraint(
+            "(state = 'IN_PROGRESS') = (current_attempt_id IS NOT NULL)", name="current_attempt"
+        ),
+        # Ready work, in the order candidates are offered: priority, then age.
+        Index(
+            "ix_tasks_ready",
+            "project_id",
+            text("priority DESC"),
+            "id",
+            sqlite_where=text("state IN ('OPEN', 'REVISION_NEEDED') AND blocked_count = 0"),
+            postgresql_where=text("state IN ('OPEN', 'REVISION_NEEDED') AND blocked_count = 0"),
+        ),
+        Index("ix_tasks_project_id_state", "project_id", "state"),
+        Index("ix_tasks_parent_id", "parent_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
+    kind: Mapped[str] = mapped_column(String(20))
+    title: Mapped[str] = mapped_column(String(300))
+    outcome: Mapped[str] = mapped_column(Text, default="")
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    state: Mapped[str] = mapped_column(String(24), default="OPEN")
+    parent_id: Mapped[str | None] = mapped_column(String(40))
+    required: Mapped[bool] = mapped_column(Boolean, default=True)  # required child of parent
+    source_system: Mapped[str | None] = mapped_column(String(100))
+    source_id: Mapped[str | None] = mapped_column(String(200))
+    revision: Mapped[int] = mapped_column(Integer, default=1)
+    criteria_revision: Mapped[int] = mapped_column(Integer, default=1)
+    generation: Mapped[int] = mapped_column(BigInteger, default=0)
+    current_attempt_id: Mapped[str | None] = mapped_column(String(40))
+    # Incomplete prerequisites, plus incomplete required children for a parent:
+    # maintained on every change so candidates never walk the graph.
+    blocked_count: Mapped[int] = mapped_column(Integer, default=0)
+    recovery_released_generation: Mapped[int | None] = mapped_column(BigInteger)
+    close_reason: Mapped[str | None] = mapped_column(String(20))
+    close_note: Mapped[str | None] = mapped_column(Text)
+    reopen_condition: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    created_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class TaskCriteria(Base):
+    """One revision of a task's acceptance criteria (immutable)."""
+
+    __tablename__ = "task_criteria"
+    __table_args__ = (
+        ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
+    )
+
+    task_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    revision: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    project_id: Mapped[str] = mapped_column(String(40))
+    criteria: Mapped[list[str]] = mapped_column(JSONDocument)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    created_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+
+
+class TaskPrerequisite(Base):
+    __tablename__ = "task_prerequisites"
+    __table_args__ = (
+        ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
+        ForeignKeyConstraint(["project_id", "prerequisite_id"], ["tasks.project_id", "tasks.id"]),
+        CheckConstraint("task_id <> prerequisite_id", name="not_self"),
+        Index("ix_task_prerequisites_prerequisite_id", "prerequisite_id"),
+    )
+
+    task_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    prerequisite_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class TaskLink(Base):
+    __tablename__ = "task_links"
+    __table_args__ = (
+        ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
+        ForeignKeyConstraint(["project_id", "other_id"], ["tasks.project_id", "tasks.id"]),
+        CheckConstraint("kind IN ('DUPLICATE_OF', 'RELATED', 'SUPERSEDES')", name="kind"),
+    )
+
+    task_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    other_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    created_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+
+
+class Attempt(Base):
+    __tablename__ = "attempts"
+    __table_args__ = (
+        UniqueConstraint("project_id", "id"),
+        ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
+        CheckConstraint(_in("state", ATTEMPT_STATES), name="state"),
+        CheckConstraint("kind IN ('FRESH', 'RECOVERY')", name="kind"),
+        # At most one current attempt per task, whatever the code above it does.
+        Index(
+            "uq_attempts_one_active_per_task",
+            "task_id",
+            unique=True,
+            sqlite_where=text("state = 'ACTIVE'"),
+            postgresql_where=text("state = 'ACTIVE'"),
+        ),
+        Index("ix_attempts_session_id_state", "session_id", "state"),
+        Index("ix_attempts_task_id", "task_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+    task_id: Mapped[str] = mapped_column(String(40))
+    session_id: Mapped[str] = mapped_column(ForeignKey("agent_sessions.id"))
+    principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+    workstation: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(12))
+    generation: Mapped[int] = mapped_column(BigInteger)
+    state: Mapped[str] = mapped_column(String(16))
+    lease_seconds: Mapped[int] = mapped_column(Integer)
+    heartbeat_seconds: Mapped[int] = mapped_column(Integer)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    criteria_revision: Mapped[int] = mapped_column(Integer)
+    recovers_attempt_id: Mapped[str | None] = mapped_column(String(40))
+    disposition: Mapped[str | None] = mapped_column(String(24))
+    disposition_reason: Mapped[str | None] = mapped_column(Text)
+    acceptance: Mapped[dict[str, Any] | None] = mapped_column(JSONDocument)
+    end_reason: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_progress_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Checkpoint(Base):
+    __tablename__ = "checkpoints"
+    __table_args__ = (
+        ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
+        ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
+        Index("ix_checkpoints_task_id", "task_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+    task_id: Mapped[str] = mapped_column(String(40))
+    attempt_id: Mapped[str] = mapped_column(String(40))
+    summary: Mapped[str] = mapped_column(Text)
+    revision: Mapped[str | None] = mapped_column(String(64))
+    branch: Mapped[str | None] = mapped_column(String(255))
+    # Pushed to the shared remote? Local-only work is not recoverable elsewhere.
+    published: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Worktree(Base):
+    __tablename__ = "worktrees"
+    __table_args__ = (
+        ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
+        ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
+        ForeignKeyConstraint(
+            ["project_id", "repository_id"], ["repositories.project_id", "repositories.id"]
+        ),
+        # One worktree identity serves one unfinished implementation task at a time.
+        Index(
+            "uq_worktrees_identity_in_use",
+            "identity",
+            unique=True,
+            sqlite_where=text("released_at IS NULL"),
+            postgresql_where=text("released_at IS NULL"),
+        ),
+        Index("ix_worktrees_task_id", "task_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+    task_id: Mapped[str] = mapped_column(String(40))
+    attempt_id: Mapped[str] = mapped_column(String(40))
+    repository_id: Mapped[str] = mapped_column(String(40))
+    identity: Mapped[str] = mapped_column(String(300))
+    path: Mapped[str] = mapped_column(String(1000))  # descriptive only
+    branch: Mapped[str] = mapped_column(String(255))
+    base_revision: Mapped[str] = mapped_column(String(64))
+    workstation: Mapped[str] = mapped_column(String(200))
+    registered_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    released_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Submission(Base):
+    """An immutable record of what an attempt delivered."""
+
+    __tablename__ = "submissions"
+    __table_args__ = (
+        UniqueConstraint("project_id", "id"),
+        ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
+        ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
+        Index("ix_submissions_task_id", "task_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+    task_id: Mapped[str] = mapped_column(String(40))
+    attempt_id: Mapped[str] = mapped_column(String(40))
+    session_id: Mapped[str] = mapped_column(ForeignKey("agent_sessions.id"))
+    principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+    generation: Mapped[int] = mapped_column(BigInteger)
+    outcome: Mapped[str] = mapped_column(String(16))
+    result: Mapped[str] = mapped_column(Text)
+    handoff: Mapped[str] = mapped_column(Text)
+    candidate_revision: Mapped[str | None] = mapped_column(String(64))
+    criteria_revision: Mapped[int] = mapped_column(Integer)
+    policy_revision: Mapped[int] = mapped_column(Integer)
+    referenced_lessons: Mapped[list[str]] = mapped_column(JSONDocument, default=list)
+    new_lessons: Mapped[list[dict[str, Any]]] = mapped_column(JSONDocument, default=list)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class AttemptNote(Base):
+    """Recovery notes and criteria reconciliations: attributed, append-only history."""
+
+    __tablename__ = "attempt_notes"
+    __table_args__ = (
+        ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
+        CheckConstraint(
+            "kind IN ('RECOVERY_NOTE', 'CRITERIA_RECONCILED', 'ADAPTER_EVENT')", name="kind"
+        ),
+        Index("ix_attempt_notes_attempt_id", "attempt_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+    attempt_id: Mapped[str] = mapped_column(String(40))
+    kind: Mapped[str] = mapped_column(String(24))
+    body: Mapped[str] = mapped_column(Text)
+    detail: Mapped[dict[str, Any]] = mapped_column(JSONDocument, default=dict)
+    author_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

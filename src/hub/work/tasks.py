@@ -1,0 +1,453 @@
+"""Tasks: creation, edits with lost-update protection, closure, links, and reading them.
+
+Generic edits never touch `state`, `generation` or `current_attempt_id`: those move
+only through claims, submissions and recovery (contract: "Generic task edits cannot
+bypass this rule").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import Select, select, text
+
+from hub.errors import Conflict, InvalidTransition, PermissionDenied, ValidationFailed
+from hub.events.service import append_event
+from hub.idempotency import service as idempotency
+from hub.identity.actor import Actor
+from hub.ids import new_id
+from hub.inputs import bounded_int, clean_label, clean_list, clean_optional, clean_text
+from hub.projects import service as projects
+from hub.storage.unit_of_work import UnitOfWork
+from hub.work import dependencies
+from hub.work.rows import lock_task, require_task
+from hub.work.tables import (
+    CLAIMABLE_STATES,
+    TASK_KINDS,
+    Attempt,
+    Task,
+    TaskCriteria,
+    TaskLink,
+    TaskPrerequisite,
+)
+from hub.work.views import TaskView
+
+# Kinds whose completion is judged against their own acceptance criteria.
+KINDS_NEEDING_CRITERIA = ("IMPLEMENTATION", "GENERAL", "OBJECTIVE")
+CLOSE_REASONS = ("REJECTED", "SUPERSEDED", "DUPLICATE", "DEFERRED")
+LINK_KINDS = ("DUPLICATE_OF", "RELATED", "SUPERSEDES")
+READY = text("tasks.state IN ('OPEN', 'REVISION_NEEDED') AND tasks.blocked_count = 0")
+MAX_CRITERIA = 50
+
+
+@dataclass(frozen=True)
+class NewTask:
+    project_id: str
+    kind: str
+    title: str
+    outcome: str = ""
+    acceptance_criteria: Sequence[str] = ()
+    priority: int = 0
+    parent_id: str | None = None
+    required: bool = True
+    prerequisite_ids: Sequence[str] = ()
+    source_system: str | None = None
+    source_id: str | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskEdit:
+    task_id: str
+    expected_revision: int
+    title: str | None = None
+    outcome: str | None = None
+    priority: int | None = None
+    acceptance_criteria: Sequence[str] | None = None
+    required: bool | None = None
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    project_id: str
+    states: Sequence[str] = ()
+    kinds: Sequence[str] = ()
+    parent_id: str | None = None
+    after: str | None = None
+    limit: int = 50
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> tuple[TaskView, bool]:
+    """Create a task; returns it and whether this was a replay of a keyed request."""
+    _require_full_credential(actor)
+    idempotency.require_key(actor, cmd.idempotency_key, "createTask")
+    request = {**vars(cmd), "idempotency_key": None}
+    prior = idempotency.recall(uow, actor, "createTask", cmd.idempotency_key, request)
+    if prior is not None:
+        return get_task(uow, prior["task_id"]), True
+    projects.ensure_project_exists(uow, cmd.project_id)
+    if cmd.kind not in TASK_KINDS:
+        raise ValidationFailed("kind", f"must be one of {', '.join(TASK_KINDS)}")
+    title = clean_label("title", cmd.title, 300)
+    outcome = clean_text("outcome", cmd.outcome, 20_000, required=False)
+    criteria = clean_list(
+        "acceptanceCriteria", cmd.acceptance_criteria, max_items=MAX_CRITERIA, max_length=2000
+    )
+    if cmd.kind in KINDS_NEEDING_CRITERIA and not criteria:
+        raise ValidationFailed("acceptanceCriteria", f"a {cmd.kind} task needs at least one")
+    priority = bounded_int("priority", cmd.priority, -1000, 1000)
+    source_system = clean_optional("sourceSystem", cmd.source_system, 100)
+    source_id = clean_optional("sourceId", cmd.source_id, 200)
+    if (source_system is None) != (source_id is None):
+        raise ValidationFailed("sourceId", "sourceId and sourceSystem go together")
+    if source_id is not None:
+        existing = uow.session.scalar(
+            select(Task.id).where(
+                Task.project_id == cmd.project_id,
+                Task.source_system == source_system,
+                Task.source_id == source_id,
+            )
+        )
+        if existing is not None:
+            raise Conflict(f"{source_system} item {source_id!r} is already task {existing}")
+    now = uow.now()
+    task = Task(
+        id=new_id("tsk"),
+        project_id=cmd.project_id,
+        kind=cmd.kind,
+        title=title,
+        outcome=outcome,
+        priority=priority,
+        state="OPEN",
+        parent_id=None,
+        required=cmd.required,
+        source_system=source_system,
+        source_id=source_id,
+        revision=1,
+        criteria_revision=1,
+        generation=0,
+        blocked_count=0,
+        created_at=now,
+        created_by=actor.principal_id,
+        updated_at=now,
+    )
+    uow.session.add(task)
+    uow.session.flush()
+    uow.session.add(
+        TaskCriteria(
+            task_id=task.id,
+            revision=1,
+            project_id=task.project_id,
+            criteria=criteria,
+            created_at=now,
+            created_by=actor.principal_id,
+        )
+    )
+    if cmd.parent_id is not None:
+        dependencies.attach_to_parent(uow, task, cmd.parent_id)
+    for prerequisite_id in dict.fromkeys(cmd.prerequisite_ids):
+        dependencies.add_edge(uow, task, prerequisite_id, new_task=True)
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.created",
+        subject_id=task.id,
+        actor_id=actor.principal_id,
+        payload={"kind": task.kind, "title": title},
+    )
+    idempotency.remember(
+        uow, actor, "createTask", cmd.idempotency_key, request, {"task_id": task.id}
+    )
+    return task_view(uow, task), False
+
+
+def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
+    _require_full_credential(actor)
+    task = lock_task(uow, cmd.task_id)
+    if cmd.expected_revision != task.revision:
+        raise Conflict(
+            f"task {task.id} is at revision {task.revision}, not {cmd.expected_revision}: "
+            "re-read it and apply your edit again"
+        )
+    changed: list[str] = []
+    if cmd.title is not None:
+        task.title = clean_label("title", cmd.title, 300)
+        changed.append("title")
+    if cmd.outcome is not None:
+        task.outcome = clean_text("outcome", cmd.outcome, 20_000, required=False)
+        changed.append("outcome")
+    if cmd.priority is not None:
+        task.priority = bounded_int("priority", cmd.priority, -1000, 1000)
+        changed.append("priority")
+    if cmd.required is not None and cmd.required != task.required:
+        dependencies.change_requiredness(uow, task, cmd.required)
+        changed.append("required")
+    now = uow.now()
+    if cmd.acceptance_criteria is not None:
+        criteria = clean_list(
+            "acceptanceCriteria", cmd.acceptance_criteria, max_items=MAX_CRITERIA, max_length=2000
+        )
+        if task.kind in KINDS_NEEDING_CRITERIA and not criteria:
+            raise ValidationFailed("acceptanceCriteria", f"a {task.kind} task needs at least one")
+        if criteria != current_criteria(uow, task):
+            # A new criteria revision: attempts keep the revision they acknowledged and
+            # must reconcile explicitly before completing against the new one.
+            task.criteria_revision += 1
+            uow.session.add(
+                TaskCriteria(
+                    task_id=task.id,
+                    revision=task.criteria_revision,
+                    project_id=task.project_id,
+                    criteria=criteria,
+                    created_at=now,
+                    created_by=actor.principal_id,
+                )
+            )
+            changed.append("acceptanceCriteria")
+    if not changed:
+        raise ValidationFailed("input", "names nothing to change")
+    task.revision += 1
+    task.updated_at = now
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.edited",
+        subject_id=task.id,
+        actor_id=actor.principal_id,
+        payload={
+            "revision": task.revision,
+            "criteriaRevision": task.criteria_revision,
+            "changed": changed,
+        },
+    )
+    return task_view(uow, task)
+
+
+def close_task(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    task_id: str,
+    reason: str,
+    note: str = "",
+    reopen_condition: str | None = None,
+    related_task_id: str | None = None,
+) -> TaskView:
+    """Close with a durable reason; selection and imports consult it later."""
+    _require_full_credential(actor)
+    if reason not in CLOSE_REASONS:
+        raise ValidationFailed("reason", f"must be one of {', '.join(CLOSE_REASONS)}")
+    task = lock_task(uow, task_id)
+    if task.state in ("DONE", "CLOSED"):
+        raise InvalidTransition(f"task {task.id} is already {task.state}")
+    if task.current_attempt_id is not None:
+        raise InvalidTransition(
+            f"task {task.id} has a current attempt: relinquish or recover it before closing"
+        )
+    if reason == "DEFERRED" and not (reopen_condition or "").strip():
+        raise ValidationFailed("reopenCondition", "a deferred task needs a reopen condition")
+    if reason in ("SUPERSEDED", "DUPLICATE") and not related_task_id:
+        raise ValidationFailed("relatedTaskId", f"{reason} needs the task that replaces this one")
+    if related_task_id is not None:
+        link_kind = "DUPLICATE_OF" if reason == "DUPLICATE" else "RELATED"
+        if reason == "SUPERSEDED":
+            _link(
+                uow,
+                actor,
+                require_task_in(uow, task.project_id, related_task_id),
+                task,
+                "SUPERSEDES",
+            )
+        else:
+            _link(
+                uow, actor, task, require_task_in(uow, task.project_id, related_task_id), link_kind
+            )
+    task.state = "CLOSED"
+    task.close_reason = reason
+    task.close_note = clean_text("note", note, 10_000, required=False)
+    task.reopen_condition = (
+        clean_text("reopenCondition", reopen_condition or "", 2000, required=False) or None
+    )
+    task.updated_at = uow.now()
+    dependencies.on_task_closed(uow, task)
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.closed",
+        subject_id=task.id,
+        actor_id=actor.principal_id,
+        payload={"reason": reason},
+    )
+    return task_view(uow, task)
+
+
+def reopen_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> TaskView:
+    _require_full_credential(actor)
+    task = lock_task(uow, task_id)
+    if task.state != "CLOSED":
+        raise InvalidTransition(f"only a closed task can be reopened; {task.id} is {task.state}")
+    reason = clean_text("reason", reason, 2000)
+    dependencies.on_task_reopened(uow, task)
+    task.state = "OPEN"
+    task.updated_at = uow.now()
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.reopened",
+        subject_id=task.id,
+        actor_id=actor.principal_id,
+        payload={"reason": reason, "previousCloseReason": task.close_reason},
+    )
+    task.close_reason = None
+    task.close_note = None
+    task.reopen_condition = None
+    return task_view(uow, task)
+
+
+def link_tasks(
+    uow: UnitOfWork, actor: Actor, *, task_id: str, other_id: str, kind: str
+) -> TaskView:
+    _require_full_credential(actor)
+    if kind not in LINK_KINDS:
+        raise ValidationFailed("kind", f"must be one of {', '.join(LINK_KINDS)}")
+    task = require_task(uow, task_id)
+    other = require_task_in(uow, task.project_id, other_id, field="otherTaskId")
+    if other.id == task.id:
+        raise ValidationFailed("otherTaskId", "a task cannot be linked to itself")
+    _link(uow, actor, task, other, kind)
+    return task_view(uow, task)
+
+
+def _link(uow: UnitOfWork, actor: Actor, task: Task, other: Task, kind: str) -> None:
+    if uow.session.get(TaskLink, (task.id, other.id, kind)) is not None:
+        return
+    uow.session.add(
+        TaskLink(
+            task_id=task.id,
+            other_id=other.id,
+            kind=kind,
+            project_id=task.project_id,
+            created_at=uow.now(),
+            created_by=actor.principal_id,
+        )
+    )
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.linked",
+        subject_id=task.id,
+        actor_id=actor.principal_id,
+        payload={"other": other.id, "kind": kind},
+    )
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+def get_task(uow: UnitOfWork, task_id: str) -> TaskView:
+    return task_view(uow, require_task(uow, task_id))
+
+
+def list_tasks(uow: UnitOfWork, query: TaskFilter) -> list[TaskView]:
+    projects.ensure_project_exists(uow, query.project_id)
+    statement = select(Task).where(Task.project_id == query.project_id)
+    if query.states:
+        statement = statement.where(Task.state.in_(list(query.states)))
+    if query.kinds:
+        statement = statement.where(Task.kind.in_(list(query.kinds)))
+    if query.parent_id:
+        statement = statement.where(Task.parent_id == query.parent_id)
+    if query.after:
+        statement = statement.where(Task.id > query.after)
+    rows = uow.session.scalars(statement.order_by(Task.id).limit(query.limit)).all()
+    return [task_view(uow, row) for row in rows]
+
+
+def candidates(
+    uow: UnitOfWork, *, project_id: str, kinds: Sequence[str] = (), limit: int = 20
+) -> list[TaskView]:
+    """Ready work by priority then age. Informational: it may be stale at once."""
+    projects.ensure_project_exists(uow, project_id)
+    rows = uow.session.scalars(ready_tasks(project_id, kinds).limit(limit)).all()
+    return [task_view(uow, row) for row in rows]
+
+
+def ready_tasks(project_id: str, kinds: Sequence[str]) -> Select[Task]:
+    """Ready work in offer order; the predicate matches the partial index `ix_tasks_ready`."""
+    for kind in kinds:
+        if kind not in TASK_KINDS:
+            raise ValidationFailed("kinds", f"{kind!r} is not a task kind")
+    statement = select(Task).where(Task.project_id == project_id, READY)
+    if kinds:
+        statement = statement.where(Task.kind.in_(list(kinds)))
+    return statement.order_by(Task.priority.desc(), Task.id)
+
+
+def require_task_in(
+    uow: UnitOfWork, project_id: str, task_id: str, *, field: str = "taskId"
+) -> Task:
+    row = require_task(uow, task_id)
+    if row.project_id != project_id:
+        raise ValidationFailed(field, f"task {task_id} belongs to another project")
+    return row
+
+
+def current_criteria(uow: UnitOfWork, task: Task, revision: int | None = None) -> list[str]:
+    row = uow.session.get(TaskCriteria, (task.id, revision or task.criteria_revision))
+    return list(row.criteria) if row is not None else []
+
+
+def effective_state(task: Task, current: Attempt | None, now: datetime) -> str:
+    """Expiry is judged at read time: no background job has to run for it to be true."""
+    if task.state == "IN_PROGRESS" and current is not None and now >= current.expires_at:
+        return "RECOVERY_CANDIDATE"
+    if task.state in CLAIMABLE_STATES and task.blocked_count > 0:
+        return "BLOCKED"
+    return task.state
+
+
+def task_view(uow: UnitOfWork, task: Task) -> TaskView:
+    current = uow.session.get(Attempt, task.current_attempt_id) if task.current_attempt_id else None
+    prerequisites = uow.session.scalars(
+        select(TaskPrerequisite.prerequisite_id)
+        .where(TaskPrerequisite.task_id == task.id)
+        .order_by(TaskPrerequisite.prerequisite_id)
+    ).all()
+    return TaskView(
+        id=task.id,
+        project_id=task.project_id,
+        kind=task.kind,
+        title=task.title,
+        outcome=task.outcome,
+        priority=task.priority,
+        state=task.state,
+        effective_state=effective_state(task, current, uow.now()),
+        parent_id=task.parent_id,
+        required=task.required,
+        source_system=task.source_system,
+        source_id=task.source_id,
+        revision=task.revision,
+        criteria_revision=task.criteria_revision,
+        criteria=tuple(current_criteria(uow, task)),
+        generation=task.generation,
+        current_attempt_id=task.current_attempt_id,
+        blocked_count=task.blocked_count,
+        prerequisite_ids=tuple(prerequisites),
+        close_reason=task.close_reason,
+        close_note=task.close_note,
+        reopen_condition=task.reopen_condition,
+        created_at=task.created_at,
+        updated_at=task.updated_at,
+        created_by=task.created_by,
+    )
+
+
+def _require_full_credential(actor: Actor) -> None:
+    if actor.is_reporter:
+        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")

@@ -1,0 +1,245 @@
+"""What the work module returns: plain, immutable views, detached from the session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from hub.work.tables import Attempt, Checkpoint, Submission, Task, Worktree
+
+
+@dataclass(frozen=True)
+class LeaseView:
+    attempt_id: str
+    generation: int
+    expires_at: datetime
+    heartbeat_seconds: int
+
+
+@dataclass(frozen=True)
+class AttemptView:
+    id: str
+    project_id: str
+    task_id: str
+    session_id: str
+    principal_id: str
+    workstation: str
+    kind: str
+    generation: int
+    state: str
+    lease_seconds: int
+    heartbeat_seconds: int
+    expires_at: datetime
+    criteria_revision: int
+    recovers_attempt_id: str | None
+    disposition: str | None
+    disposition_reason: str | None
+    acceptance: dict[str, Any] | None
+    started_at: datetime
+    last_progress_at: datetime
+    ended_at: datetime | None
+    end_reason: str | None
+    is_current: bool
+    lease_expired: bool
+
+    @property
+    def lease(self) -> LeaseView:
+        return LeaseView(self.id, self.generation, self.expires_at, self.heartbeat_seconds)
+
+
+@dataclass(frozen=True)
+class TaskView:
+    id: str
+    project_id: str
+    kind: str
+    title: str
+    outcome: str
+    priority: int
+    state: str
+    effective_state: str
+    parent_id: str | None
+    required: bool
+    source_system: str | None
+    source_id: str | None
+    revision: int
+    criteria_revision: int
+    criteria: tuple[str, ...]
+    generation: int
+    current_attempt_id: str | None
+    blocked_count: int
+    prerequisite_ids: tuple[str, ...]
+    close_reason: str | None
+    close_note: str | None
+    reopen_condition: str | None
+    created_at: datetime
+    updated_at: datetime
+    created_by: str
+
+
+@dataclass(frozen=True)
+class CheckpointView:
+    id: str
+    attempt_id: str
+    task_id: str
+    summary: str
+    revision: str | None
+    branch: str | None
+    published: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class WorktreeView:
+    id: str
+    task_id: str
+    attempt_id: str
+    repository_id: str
+    identity: str
+    path: str
+    branch: str
+    base_revision: str
+    workstation: str
+    registered_at: datetime
+    released_at: datetime | None
+
+
+@dataclass(frozen=True)
+class SubmissionView:
+    id: str
+    project_id: str
+    task_id: str
+    attempt_id: str
+    session_id: str
+    principal_id: str
+    generation: int
+    outcome: str
+    result: str
+    handoff: str
+    candidate_revision: str | None
+    criteria_revision: int
+    policy_revision: int
+    referenced_lessons: tuple[str, ...]
+    new_lessons: tuple[dict[str, Any], ...]
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class NoteView:
+    id: str
+    attempt_id: str
+    kind: str
+    body: str
+    author_id: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    task: TaskView
+    attempt: AttemptView
+    replay: bool
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """The outcome of an ownership-dependent mutation: the attempt as it is now."""
+
+    task: TaskView
+    attempt: AttemptView
+    replay: bool = False
+    checkpoint: CheckpointView | None = None
+    worktree: WorktreeView | None = None
+    submission: SubmissionView | None = None
+
+
+@dataclass(frozen=True)
+class RecoveryPacket:
+    task: TaskView
+    attempts: tuple[AttemptView, ...]
+    checkpoints: tuple[CheckpointView, ...]
+    submissions: tuple[SubmissionView, ...]
+    worktrees: tuple[WorktreeView, ...]
+    published_revisions: tuple[str, ...]
+    notes: tuple[NoteView, ...]
+    # Filled in by the jobs and resources modules once they exist.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def attempt_view(row: Attempt, task: Task, now: datetime) -> AttemptView:
+    return AttemptView(
+        id=row.id,
+        project_id=row.project_id,
+        task_id=row.task_id,
+        session_id=row.session_id,
+        principal_id=row.principal_id,
+        workstation=row.workstation,
+        kind=row.kind,
+        generation=row.generation,
+        state=row.state,
+        lease_seconds=row.lease_seconds,
+        heartbeat_seconds=row.heartbeat_seconds,
+        expires_at=row.expires_at,
+        criteria_revision=row.criteria_revision,
+        recovers_attempt_id=row.recovers_attempt_id,
+        disposition=row.disposition,
+        disposition_reason=row.disposition_reason,
+        acceptance=dict(row.acceptance) if row.acceptance else None,
+        started_at=row.started_at,
+        last_progress_at=row.last_progress_at,
+        ended_at=row.ended_at,
+        end_reason=row.end_reason,
+        is_current=task.current_attempt_id == row.id,
+        # Equality is expired (contract, claim rule 5).
+        lease_expired=row.state == "ACTIVE" and now >= row.expires_at,
+    )
+
+
+def checkpoint_view(row: Checkpoint) -> CheckpointView:
+    return CheckpointView(
+        id=row.id,
+        attempt_id=row.attempt_id,
+        task_id=row.task_id,
+        summary=row.summary,
+        revision=row.revision,
+        branch=row.branch,
+        published=row.published,
+        created_at=row.created_at,
+    )
+
+
+def worktree_view(row: Worktree) -> WorktreeView:
+    return WorktreeView(
+        id=row.id,
+        task_id=row.task_id,
+        attempt_id=row.attempt_id,
+        repository_id=row.repository_id,
+        identity=row.identity,
+        path=row.path,
+        branch=row.branch,
+        base_revision=row.base_revision,
+        workstation=row.workstation,
+        registered_at=row.registered_at,
+        released_at=row.released_at,
+    )
+
+
+def submission_view(row: Submission) -> SubmissionView:
+    return SubmissionView(
+        id=row.id,
+        project_id=row.project_id,
+        task_id=row.task_id,
+        attempt_id=row.attempt_id,
+        session_id=row.session_id,
+        principal_id=row.principal_id,
+        generation=row.generation,
+        outcome=row.outcome,
+        result=row.result,
+        handoff=row.handoff,
+        candidate_revision=row.candidate_revision,
+        criteria_revision=row.criteria_revision,
+        policy_revision=row.policy_revision,
+        referenced_lessons=tuple(row.referenced_lessons or ()),
+        new_lessons=tuple(row.new_lessons or ()),
+        created_at=row.created_at,
+    )
