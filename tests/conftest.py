@@ -51,7 +51,9 @@ def require_postgres() -> None:
     if postgres_reachable():
         return
     if PG_MANDATORY:
-        pytest.fail(f"PostgreSQL is mandatory here (HUB_TEST_DATABASE_URL) but {PG_URL} is unreachable")
+        pytest.fail(
+            f"PostgreSQL is mandatory here (HUB_TEST_DATABASE_URL) but {PG_URL} is unreachable"
+        )
     pytest.skip(
         f"PostgreSQL half skipped: nothing answers at {PG_URL} "
         "(start it, or set HUB_TEST_DATABASE_URL to make it mandatory)"
@@ -197,7 +199,10 @@ def make_principal(runtime: Runtime, server: str) -> Iterator[Callable[..., Prin
     made: list[Api] = []
 
     def make(
-        name: str | None = None, kind: str = "agent", operator: bool = False, password: str | None = None
+        name: str | None = None,
+        kind: str = "agent",
+        operator: bool = False,
+        password: str | None = None,
     ) -> Principal:
         name = name or f"{kind}-{uuid.uuid4().hex[:8]}"
 
@@ -235,11 +240,16 @@ class AgentSession:
 def start_session(server: str) -> Iterator[Callable[..., AgentSession]]:
     made: list[Api] = []
 
-    def start(principal: Principal, workstation: str = "ws-1", instance: str | None = None) -> AgentSession:
+    def start(
+        principal: Principal, workstation: str = "ws-1", instance: str | None = None
+    ) -> AgentSession:
         payload = principal.api.mutate(
             "startSession",
-            {"workstation": workstation, "harness": "pytest",
-             "harnessInstance": instance or uuid.uuid4().hex[:8]},
+            {
+                "workstation": workstation,
+                "harness": "pytest",
+                "harnessInstance": instance or uuid.uuid4().hex[:8],
+            },
             "... on StartSessionPayload { token session { id } }",
         )
         assert payload["__typename"] == "StartSessionPayload", payload
@@ -253,7 +263,9 @@ def start_session(server: str) -> Iterator[Callable[..., AgentSession]]:
 
 
 @pytest.fixture
-def agent(make_principal: Callable[..., Principal], start_session: Callable[..., AgentSession]) -> Callable[..., AgentSession]:
+def agent(
+    make_principal: Callable[..., Principal], start_session: Callable[..., AgentSession]
+) -> Callable[..., AgentSession]:
     """A new agent principal with its own session: `agent()` -> AgentSession."""
 
     def make(name: str | None = None, workstation: str = "ws-1") -> AgentSession:

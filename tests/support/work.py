@@ -13,6 +13,7 @@ ATTEMPT = """
   lease { attemptId generation expiresAt heartbeatSeconds }
   replay serverTime
 """
+SUBMISSION = "id criteriaRevision policyRevision candidateRevision outcome"
 
 
 def key() -> str:
@@ -21,7 +22,8 @@ def key() -> str:
 
 def create_project(api: Api, name: str = "Project", aliases: list[str] | None = None) -> str:
     payload = api.mutate(
-        "createProject", {"name": name, "aliases": aliases or []},
+        "createProject",
+        {"name": name, "aliases": aliases or []},
         "... on CreateProjectPayload { project { id } }",
     )
     assert payload["__typename"] == "CreateProjectPayload", payload
@@ -30,7 +32,8 @@ def create_project(api: Api, name: str = "Project", aliases: list[str] | None = 
 
 def add_repository(api: Api, project_id: str, remote: str = "https://github.com/o/r") -> str:
     payload = api.mutate(
-        "addRepository", {"projectId": project_id, "remoteUrl": remote},
+        "addRepository",
+        {"projectId": project_id, "remoteUrl": remote},
         "... on AddRepositoryPayload { repository { id } }",
     )
     assert payload["__typename"] == "AddRepositoryPayload", payload
@@ -42,7 +45,8 @@ def create_task(api: Api, project_id: str, **fields: Any) -> dict[str, Any]:
     fields.setdefault("title", f"task {uuid.uuid4().hex[:6]}")
     fields.setdefault("acceptanceCriteria", ["it works"])
     payload = api.mutate(
-        "createTask", {"projectId": project_id, "idempotencyKey": key(), **fields},
+        "createTask",
+        {"projectId": project_id, "idempotencyKey": key(), **fields},
         "... on CreateTaskPayload { task { id state effectiveState revision criteriaRevision"
         " generation blockedCount } }",
     )
@@ -56,7 +60,10 @@ def new_task(api: Api, project_id: str, **fields: Any) -> str:
 
 
 def claim(
-    api: Api, project_id: str, task_id: str | None = None, idempotency_key: str | None = None,
+    api: Api,
+    project_id: str,
+    task_id: str | None = None,
+    idempotency_key: str | None = None,
     **fields: Any,
 ) -> dict[str, Any]:
     data = {"projectId": project_id, "idempotencyKey": idempotency_key or key(), **fields}
@@ -74,17 +81,27 @@ def claimed(api: Api, project_id: str, task_id: str | None = None, **fields: Any
 def renew(api: Api, attempt: dict[str, Any], idempotency_key: str | None = None) -> dict[str, Any]:
     return api.mutate(
         "renewLease",
-        {"attemptId": attempt["id"], "generation": attempt["generation"],
-         "idempotencyKey": idempotency_key or key()},
+        {
+            "attemptId": attempt["id"],
+            "generation": attempt["generation"],
+            "idempotencyKey": idempotency_key or key(),
+        },
         f"... on AttemptPayload {{ {ATTEMPT} }}",
     )
 
 
-def checkpoint(api: Api, attempt: dict[str, Any], summary: str = "progress", **fields: Any) -> dict[str, Any]:
+def checkpoint(
+    api: Api, attempt: dict[str, Any], summary: str = "progress", **fields: Any
+) -> dict[str, Any]:
     return api.mutate(
         "recordCheckpoint",
-        {"attemptId": attempt["id"], "generation": attempt["generation"], "summary": summary,
-         "idempotencyKey": key(), **fields},
+        {
+            "attemptId": attempt["id"],
+            "generation": attempt["generation"],
+            "summary": summary,
+            "idempotencyKey": key(),
+            **fields,
+        },
         f"... on AttemptPayload {{ {ATTEMPT} checkpoint {{ id }} }}",
     )
 
@@ -96,17 +113,25 @@ def submit(
     fields.setdefault("result", "done")
     return api.mutate(
         "submitAttempt",
-        {"attemptId": attempt["id"], "generation": attempt["generation"],
-         "idempotencyKey": idempotency_key or key(), **fields},
-        f"... on AttemptPayload {{ {ATTEMPT} submission {{ id criteriaRevision policyRevision candidateRevision }} }}",
+        {
+            "attemptId": attempt["id"],
+            "generation": attempt["generation"],
+            "idempotencyKey": idempotency_key or key(),
+            **fields,
+        },
+        f"... on AttemptPayload {{ {ATTEMPT} submission {{ {SUBMISSION} }} }}",
     )
 
 
 def accept(api: Api, attempt: dict[str, Any], criteria_revision: int = 1) -> dict[str, Any]:
     return api.mutate(
         "recordAcceptance",
-        {"attemptId": attempt["id"], "generation": attempt["generation"],
-         "criteriaRevision": criteria_revision, "evidence": ["checked by hand"]},
+        {
+            "attemptId": attempt["id"],
+            "generation": attempt["generation"],
+            "criteriaRevision": criteria_revision,
+            "evidence": ["checked by hand"],
+        },
         f"... on AttemptPayload {{ {ATTEMPT} }}",
     )
 
