@@ -7,6 +7,7 @@ returned again.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -135,6 +136,16 @@ def get_principal(uow: UnitOfWork, principal_id_or_name: str) -> PrincipalView:
 def list_principals(uow: UnitOfWork) -> list[PrincipalView]:
     rows = uow.session.scalars(select(Principal).order_by(Principal.created_at)).all()
     return [_principal_view(row) for row in rows]
+
+
+def principal_names(uow: UnitOfWork, principal_ids: Collection[str]) -> dict[str, str]:
+    """Display names for principal ids (unknown ids are left out)."""
+    if not principal_ids:
+        return {}
+    rows = uow.session.execute(
+        select(Principal.id, Principal.name).where(Principal.id.in_(sorted(principal_ids)))
+    ).all()
+    return {principal_id: name for principal_id, name in rows}
 
 
 def set_password(uow: UnitOfWork, principal: str, password: str) -> None:

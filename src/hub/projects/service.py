@@ -266,6 +266,16 @@ def list_repositories(uow: UnitOfWork, project_id: str) -> list[RepositoryView]:
     return [_repository_view(uow, row) for row in rows]
 
 
+def count_repositories(uow: UnitOfWork, project_ids: Sequence[str]) -> dict[str, int]:
+    """Repositories bound to each of these projects (absent from the result means none)."""
+    rows = uow.session.execute(
+        select(Repository.project_id, func.count())
+        .where(Repository.project_id.in_(project_ids))
+        .group_by(Repository.project_id)
+    ).all()
+    return {project_id: int(count) for project_id, count in rows}
+
+
 def get_repository(uow: UnitOfWork, *, project_id: str, repository_id: str) -> RepositoryView:
     row = uow.session.get(Repository, repository_id)
     if row is None:

@@ -1,0 +1,93 @@
+"""The project event log as the dashboard shows it, and its live stream (SSE).
+
+The project page renders the latest events on the server, so it reads fine without
+JavaScript; `web/static/live.js` then opens `/projects/{id}/events/live?after=<newest>`
+and prepends each event the server pushes. The stream is `hub.events.feed.follow`, the
+same replay-then-follow cursor the GraphQL subscription uses: no gap and no duplicate
+between the rendered page and the stream, and a reconnecting browser resumes from the
+`Last-Event-ID` it last saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from functools import partial
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from hub.events.feed import follow
+from hub.events.service import EventRecord
+from hub.identity import service as identity
+from hub.projects import service as projects
+from hub.runtime import Runtime
+from hub.storage.unit_of_work import UnitOfWork
+from hub.web.signin import require_viewer
+from hub.web.templates import render_fragment
+
+SSE_EVENT = "project-event"
+# Comments on an idle stream keep proxies from closing it and reveal dead clients.
+_PING_SECONDS = 15
+
+
+@dataclass(frozen=True)
+class EventLine:
+    """One event of the log with its actor's name (None: the system did it)."""
+
+    record: EventRecord
+    actor_name: str | None
+
+
+def event_lines(uow: UnitOfWork, records: Sequence[EventRecord]) -> list[EventLine]:
+    names = identity.principal_names(uow, {r.actor_id for r in records if r.actor_id})
+    return [
+        EventLine(record, names.get(record.actor_id) if record.actor_id else None)
+        for record in records
+    ]
+
+
+def live_routes(runtime: Runtime) -> list[BaseRoute]:
+    async def project_events_live(request: Request) -> Response:
+        await require_viewer(runtime, request)
+        project_id = request.path_params["project_id"]
+        after = _resume_after(request)
+        await runtime.aread(lambda uow: projects.ensure_project_exists(uow, project_id))
+        return EventSourceResponse(_event_stream(runtime, project_id, after), ping=_PING_SECONDS)
+
+    return [Route("/projects/{project_id}/events/live", project_events_live, methods=["GET"])]
+
+
+def _resume_after(request: Request) -> int:
+    # A browser reconnecting by itself sends the id of the last event it received; that
+    # is newer than the `after` the page was rendered with.
+    raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
+    try:
+        return max(int(raw), 0)
+    except ValueError:
+        raise HTTPException(400, "after must be an event sequence number") from None
+
+
+async def _event_stream(
+    runtime: Runtime, project_id: str, after: int
+) -> AsyncIterator[ServerSentEvent]:
+    names: dict[str, str] = {}
+    records = follow(runtime.aread, runtime.event_signal, stream=project_id, after=after)
+    # aclosing: a browser that goes away must leave the event signal at once.
+    async with aclosing(records):
+        async for record in records:
+            actor_id = record.actor_id
+            if actor_id is not None and actor_id not in names:
+                names.update(
+                    await runtime.aread(partial(identity.principal_names, principal_ids=[actor_id]))
+                )
+            line = EventLine(record, names.get(actor_id) if actor_id else None)
+            yield ServerSentEvent(
+                data=render_fragment("_event.html", {"line": line}),
+                event=SSE_EVENT,
+                id=str(record.seq),
+            )

@@ -1,0 +1,81 @@
+"""The Jinja2 environment the dashboard renders with.
+
+Templates and static files live in the top-level `web/` directory, beside `src/`, so
+that people who edit HTML and CSS find them without reading Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.templating import Jinja2Templates
+
+WEB_DIR = Path(__file__).resolve().parents[3] / "web"
+TEMPLATE_DIR = WEB_DIR / "templates"
+STATIC_DIR = WEB_DIR / "static"
+
+
+def _timestamp(moment: datetime) -> str:
+    # Coordinator time is UTC; say so rather than let readers guess a time zone.
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _plain(value: object) -> str:
+    """Event payload values as short text (lists joined, empty shown as a dash)."""
+    if isinstance(value, list | tuple):
+        return ", ".join(_plain(item) for item in value) or "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None or value == "":
+        return "—"
+    return str(value)
+
+
+def _page_context(request: Request) -> dict[str, Any]:
+    """What every page's layout needs: who is signed in, and the CSRF token for forms."""
+    csrf_token = request.scope.get("csrftoken")
+    return {
+        "viewer": getattr(request.state, "viewer", None),
+        "csrf_token": csrf_token() if csrf_token is not None else None,
+    }
+
+
+environment = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+    autoescape=jinja2.select_autoescape(["html"]),
+    # A misspelt variable is a bug to see in tests, not an empty string on a page.
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+environment.filters["timestamp"] = _timestamp
+environment.filters["plain"] = _plain
+
+templates = Jinja2Templates(env=environment, context_processors=[_page_context])
+
+
+def render(
+    request: Request,
+    name: str,
+    context: Mapping[str, Any] | None = None,
+    *,
+    status_code: int = 200,
+) -> Response:
+    # Pages show data behind a login: no shared cache may keep them.
+    return templates.TemplateResponse(
+        request, name, dict(context or {}), status_code=status_code,
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+def render_fragment(name: str, context: Mapping[str, Any]) -> str:
+    """A template outside a request (the live event stream, the CSRF refusal page)."""
+    return environment.get_template(name).render(
+        {"viewer": None, "csrf_token": None, **context}
+    )
