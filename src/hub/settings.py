@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(default=256 * 1024, ge=1024)
     graphql_cache_size: int = Field(default=512, ge=1, le=100_000)
     max_page_size: int = Field(default=100, ge=1, le=10_000)
+    # Backstop only: event followers wake on commit (and on NOTIFY across processes).
+    event_poll_seconds: float = Field(default=2.0, gt=0, le=3600)
 
     @field_validator("database_url")
     @classmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +15,9 @@ from hub.api.context import HubContext
 from hub.api.operations import read
 from hub.events import service as events
 from hub.events.feed import follow
+from hub.identity.actor import Actor
 from hub.projects import service as projects
+from hub.storage.unit_of_work import UnitOfWork
 
 
 @strawberry.type
@@ -36,39 +39,54 @@ class ProjectEvent:
             subject_id=record.subject_id,
             actor_id=record.actor_id,
             occurred_at=record.occurred_at,
-            payload=record.payload,
+            payload=JSON(record.payload),
         )
+
+
+async def _events(
+    info: Info[HubContext, Any], project_id: strawberry.ID, after: int = 0, first: int = 100
+) -> list[ProjectEvent]:
+    def load(uow: UnitOfWork, _actor: Actor) -> list[events.EventRecord]:
+        projects.ensure_project_exists(uow, str(project_id))
+        limit = max(1, min(first, uow.settings.max_page_size))
+        return events.list_events(uow, stream=str(project_id), after=max(after, 0), limit=limit)
+
+    return [ProjectEvent.of(record) for record in await read(info, load)]
 
 
 @strawberry.type
 class EventsQuery:
-    @strawberry.field(description="A page of a project's event log after a sequence number.")
-    async def events(
-        self,
-        info: Info[HubContext, Any],
-        project_id: strawberry.ID,
-        after: int = 0,
-        first: int = 100,
-    ) -> list[ProjectEvent]:
-        def load(uow: Any, _actor: Any) -> list[events.EventRecord]:
-            projects.ensure_project_exists(uow, str(project_id))
-            limit = max(1, min(first, uow.settings.max_page_size))
-            return events.list_events(uow, stream=str(project_id), after=max(after, 0), limit=limit)
+    events: list[ProjectEvent] = strawberry.field(
+        resolver=_events,
+        description="A page of a project's event log after a sequence number.",
+    )
 
-        return [ProjectEvent.of(record) for record in await read(info, load)]
+
+async def _project_events(
+    info: Info[HubContext, Any], project_id: strawberry.ID, after: int = 0
+) -> AsyncGenerator[ProjectEvent, None]:
+    runtime = info.context.runtime
+    stream = str(project_id)
+    # Checked before the first event: an unknown project is a NOT_FOUND error, not a
+    # subscription that silently never yields.
+    await read(info, lambda uow, _: projects.ensure_project_exists(uow, stream))
+    records = follow(
+        runtime.aread,
+        runtime.event_signal,
+        stream=stream,
+        after=max(after, 0),
+        poll_seconds=runtime.settings.event_poll_seconds,
+    )
+    # Closing this generator (client gone, `complete`) must close the follower too, so
+    # it leaves the event signal now rather than whenever it is garbage-collected.
+    async with aclosing(records):
+        async for record in records:
+            yield ProjectEvent.of(record)
 
 
 @strawberry.type
 class EventsSubscription:
-    @strawberry.subscription(
-        description="Replays a project's events after `after`, then streams new ones live."
+    project_events: AsyncGenerator[ProjectEvent, None] = strawberry.subscription(
+        resolver=_project_events,
+        description="Replays a project's events after `after`, then streams new ones live.",
     )
-    async def project_events(
-        self, info: Info[HubContext, Any], project_id: strawberry.ID, after: int = 0
-    ) -> AsyncGenerator[ProjectEvent, None]:
-        runtime = info.context.runtime
-        await read(info, lambda uow, _: projects.ensure_project_exists(uow, str(project_id)))
-        async for record in follow(
-            runtime.aread, runtime.event_signal, stream=str(project_id), after=max(after, 0)
-        ):
-            yield ProjectEvent.of(record)
