@@ -367,9 +367,9 @@ def _check_authority(held: _Held, generation: int, *, needs_disposition: bool = 
         raise StaleGeneration(
             f"attempt {attempt.id} is generation {attempt.generation}, not {generation}"
         )
-    if task.generation != attempt.generation or task.current_attempt_id != attempt.id:
+    if task.generation != attempt.generation:
         raise AttemptSuperseded(attempt.id, attempt.generation, task.generation)
-    if attempt.state != "ACTIVE":
+    if attempt.state != "ACTIVE" or task.current_attempt_id != attempt.id:
         raise InvalidTransition(
             f"attempt {attempt.id} is {attempt.state}: a terminal attempt takes no changes "
             "(addRecoveryNote is the one exception)"
