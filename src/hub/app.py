@@ -12,10 +12,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from hub.api.http import HubGraphQL
+from hub.maintenance import periodic_pruning
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.runtime import Runtime
 from hub.storage import migrations
@@ -48,6 +49,7 @@ def create_app(runtime: Runtime) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(periodic_pruning(runtime))
             for background in runtime.background_tasks():
                 await stack.enter_async_context(background)
             yield
