@@ -394,6 +394,21 @@ def _hold(
     return held
 
 
+def hold_attempt(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    attempt_id: str,
+    generation: int,
+    reporter_ok: bool = False,
+) -> AttemptResult:
+    """For other modules' ownership-dependent operations (jobs, reviews, integration):
+    lock the attempt's task and check, at coordinator time sampled after the lock, that
+    the caller holds the current, live attempt. Raises the same typed problems."""
+    held = _hold(uow, actor, attempt_id, generation, reporter_ok=reporter_ok)
+    return _result(uow, held)
+
+
 def _result(uow: UnitOfWork, held: _Held, **extra: Any) -> AttemptResult:
     return AttemptResult(
         task=task_view(uow, held.task),
