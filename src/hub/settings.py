@@ -11,8 +11,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 
 class SettingsError(Exception):
@@ -61,13 +63,25 @@ class Settings(BaseSettings):
     def _known_backend(cls, value: str) -> str:
         if not value.startswith(("sqlite://", "postgresql://", "postgresql+psycopg://")):
             raise ValueError("must start with sqlite:// or postgresql://")
+        try:
+            url = make_url(value)
+        except (ValueError, ArgumentError):
+            # Not the parser's message: it may quote the URL, and with it a password.
+            raise ValueError("is not a valid database URL") from None
+        if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
+            # Each pooled connection would get its own empty in-memory database.
+            raise ValueError("must name a SQLite file, e.g. sqlite:///var/hub.db")
         return value
 
-    @model_validator(mode="after")
-    def _heartbeat_below_lease(self) -> Settings:
-        if self.heartbeat_seconds >= self.lease_seconds:
-            raise ValueError("heartbeat_seconds must be shorter than lease_seconds")
-        return self
+    # A field validator rather than a model validator, so the error names the setting
+    # (lease_seconds is declared first, so it is already in `info.data` when valid).
+    @field_validator("heartbeat_seconds")
+    @classmethod
+    def _heartbeat_below_lease(cls, value: int, info: ValidationInfo) -> int:
+        lease = info.data.get("lease_seconds")
+        if lease is not None and value >= lease:
+            raise ValueError(f"must be shorter than HUB_LEASE_SECONDS ({lease})")
+        return value
 
     @property
     def is_development(self) -> bool:
@@ -96,4 +110,5 @@ def load_settings(**overrides: object) -> Settings:
         first = exc.errors()[0]
         name = ".".join(str(part) for part in first["loc"]) or "settings"
         env = f"HUB_{name.upper()}" if first["loc"] else "settings"
-        raise SettingsError(f"invalid setting {env}: {first['msg']}") from None
+        message = " ".join(str(first["msg"]).removeprefix("Value error, ").split())
+        raise SettingsError(f"invalid setting {env}: {message}") from None

@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from hub.cli.main import app
 

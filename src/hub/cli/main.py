@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from hub.errors import HubError
 from hub.identity import service as identity
@@ -33,12 +34,13 @@ def runtime() -> Runtime:
     try:
         return Runtime(load_settings())
     except SettingsError as exc:
-        errors.print(f"[red]{exc}[/red]")
+        # One line, verbatim: no wrapping at the terminal width, no markup in the message.
+        errors.print(str(exc), style="red", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
 def fail(error: HubError) -> typer.Exit:
-    errors.print(f"[red]{error.code}[/red]: {error.message}")
+    errors.print(f"[red]{error.code}[/red]: {escape(error.message)}", soft_wrap=True)
     return typer.Exit(1)
 
 
@@ -104,7 +106,9 @@ def principal_create(
 ) -> None:
     """Create a principal."""
     rt = runtime()
-    secret = typer.prompt("password", hide_input=True, confirmation_prompt=True) if password else None
+    secret = (
+        typer.prompt("password", hide_input=True, confirmation_prompt=True) if password else None
+    )
     try:
         view = rt.write(
             lambda uow: identity.create_principal(
@@ -113,7 +117,8 @@ def principal_create(
         )
     except HubError as exc:
         raise fail(exc) from None
-    console.print(f"created {view.kind} {view.name} ({view.id}){' operator' if view.is_operator else ''}")
+    role = " operator" if view.is_operator else ""
+    console.print(f"created {view.kind} {escape(view.name)} ({view.id}){role}", soft_wrap=True)
 
 
 @principal_app.command("list")
@@ -121,7 +126,8 @@ def principal_list() -> None:
     """List principals."""
     rt = runtime()
     for view in rt.read(identity.list_principals):
-        console.print(f"{view.id}  {view.kind:<7} {'operator' if view.is_operator else '        '}  {view.name}")
+        role = "operator" if view.is_operator else ""
+        console.print(f"{view.id}  {view.kind:<7} {role:<8}  {escape(view.name)}", soft_wrap=True)
 
 
 @token_app.command("create")

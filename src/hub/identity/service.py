@@ -158,10 +158,9 @@ def set_password(uow: UnitOfWork, principal: str, password: str) -> None:
 
 
 def _principal_row(uow: UnitOfWork, principal_id_or_name: str) -> Principal:
-    row = uow.session.scalar(
-        select(Principal).where(
-            (Principal.id == principal_id_or_name) | (Principal.name == principal_id_or_name)
-        )
+    # The id wins: a principal *named* like another's id must not receive its tokens.
+    row = uow.session.get(Principal, principal_id_or_name) or uow.session.scalar(
+        select(Principal).where(Principal.name == principal_id_or_name)
     )
     if row is None:
         raise NotFound("principal", principal_id_or_name)

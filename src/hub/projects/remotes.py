@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 
 from hub.errors import ValidationFailed
 
-_SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/\s]+)@)?(?P<host>[A-Za-z0-9.\-]+):(?P<path>[^/\s][^\s]*)$")
+_SCP_LIKE = re.compile(
+    r"^(?:(?P<user>[^@/\s]+)@)?(?P<host>[A-Za-z0-9.\-]+):(?P<path>[^/\s][^\s]*)$"
+)
 _HOST = re.compile(r"^[a-z0-9]([a-z0-9\-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9\-]*[a-z0-9])?)*$")
 _DEFAULT_PORTS = {"https": 443, "http": 80, "ssh": 22, "git": 9418}
 
@@ -37,7 +39,9 @@ def normalise_remote(raw: str, *, field: str = "remoteUrl") -> Remote:
     if scp and "://" not in text:
         host = _clean_host(scp.group("host"), field)
         path = _clean_path(scp.group("path"), field)
-        user = scp.group("user")
+        # `user:password@host:path` is not git syntax, but a password typed there must
+        # not be stored either: keep the user name only.
+        user = (scp.group("user") or "").partition(":")[0]
         url = f"{user}@{host}:{path}.git" if user else f"{host}:{path}.git"
         return Remote(url=url, binding=f"{host}/{path}")
     parts = urlsplit(text)

@@ -183,8 +183,8 @@ def resolve_project(uow: UnitOfWork, alias: str) -> ProjectView:
         .where(ProjectAlias.alias == text.lower())
     ):
         matches.setdefault(project.id, ProjectCandidate(project.id, project.name, "alias"))
-    if looks_like_remote(text):
-        binding = normalise_remote(text, field="alias").binding
+    binding = _remote_binding(text)
+    if binding is not None:
         for project in uow.session.scalars(
             select(Project)
             .join(Repository, Repository.project_id == Project.id)
@@ -196,6 +196,17 @@ def resolve_project(uow: UnitOfWork, alias: str) -> ProjectView:
     if len(matches) > 1:
         raise AmbiguousProject(text, sorted(matches.values(), key=lambda c: c.id))
     return get_project(uow, next(iter(matches)))
+
+
+def _remote_binding(text: str) -> str | None:
+    """The binding `text` names if it is a remote URL; an alias such as `team:web` that
+    merely looks like one must still resolve as an alias, not fail as a bad URL."""
+    if not looks_like_remote(text):
+        return None
+    try:
+        return normalise_remote(text, field="alias").binding
+    except ValidationFailed:
+        return None
 
 
 def _project_view(uow: UnitOfWork, row: Project) -> ProjectView:
@@ -354,7 +365,9 @@ def set_project_policy(
     project = _lock_project(uow, project_id)
     if expected_revision is not None and expected_revision != project.policy_revision:
         raise StalePolicyRevision(expected_revision, project.policy_revision)
-    current = _policy_view(uow.session.get_one(ProjectPolicy, (project.id, project.policy_revision)))
+    current = _policy_view(
+        uow.session.get_one(ProjectPolicy, (project.id, project.policy_revision))
+    )
     merged = _validated_policy(current, change)
     now = uow.now()
     revision = project.policy_revision + 1
@@ -394,7 +407,9 @@ def _lock_project(uow: UnitOfWork, project_id: str) -> Project:
     return row
 
 
-def _default_policy(uow: UnitOfWork, project_id: str, actor_id: str, now: datetime) -> ProjectPolicy:
+def _default_policy(
+    uow: UnitOfWork, project_id: str, actor_id: str, now: datetime
+) -> ProjectPolicy:
     settings = uow.settings
     return ProjectPolicy(
         project_id=project_id,

@@ -13,8 +13,10 @@ PostgreSQL: psycopg 3 with a connection pool, READ COMMITTED, and row locks
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
@@ -74,9 +76,10 @@ class Database:
     def _sqlite_engine(self, synchronous: str, busy_timeout_ms: int, echo: bool) -> Engine:
         database = self.url.database
         if database and database != ":memory:":
-            from pathlib import Path
-
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            # Best effort: if the folder cannot be made, connecting fails and /readyz says
+            # so, rather than the process failing before it can report anything.
+            with contextlib.suppress(OSError):
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             self.url,
             echo=echo,
