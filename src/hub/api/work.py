@@ -70,7 +70,17 @@ class EditTaskInput:
 
 
 @strawberry.input
-class PrerequisiteInput:
+class AddPrerequisiteInput:
+    task_id: strawberry.ID
+    prerequisite_id: strawberry.ID
+    override_reason: str | None = strawberry.field(
+        default=None,
+        description="Operators only: change the prerequisites of a task with an active attempt.",
+    )
+
+
+@strawberry.input
+class RemovePrerequisiteInput:
     task_id: strawberry.ID
     prerequisite_id: strawberry.ID
     override_reason: str | None = strawberry.field(
@@ -482,7 +492,7 @@ class WorkMutation:
 
     @strawberry.mutation
     async def add_prerequisite(
-        self, info: Info[HubContext, Any], input: PrerequisiteInput
+        self, info: Info[HubContext, Any], input: AddPrerequisiteInput
     ) -> AddPrerequisiteResult:
         def run(uow: UnitOfWork, actor: Actor) -> views.TaskView:
             task = work.add_prerequisite(
@@ -498,7 +508,7 @@ class WorkMutation:
 
     @strawberry.mutation
     async def remove_prerequisite(
-        self, info: Info[HubContext, Any], input: PrerequisiteInput
+        self, info: Info[HubContext, Any], input: RemovePrerequisiteInput
     ) -> RemovePrerequisiteResult:
         def run(uow: UnitOfWork, actor: Actor) -> views.TaskView:
             task = work.remove_prerequisite(
