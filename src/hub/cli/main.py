@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from hub.cli.agent import app as agent_app
 from hub.errors import HubError
 from hub.identity import service as identity
 from hub.runtime import Runtime
@@ -25,6 +26,7 @@ token_app = typer.Typer(help="Personal API tokens.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(principal_app, name="principal")
 app.add_typer(token_app, name="token")
+app.add_typer(agent_app, name="agent")
 
 console = Console()
 errors = Console(stderr=True)

@@ -1,0 +1,74 @@
+"""The agent client: talks to a running hub server over its GraphQL API, nothing else.
+
+    HubApi        typed GraphQL-over-HTTP calls, one method per operation (`api`)
+    StateFile     the 0600 local state: session, current attempt, pending keys (`state`)
+    deadline      the conservative local deadline (decisions §2)
+    AgentClient   the protocol's client half, one method per `hub agent` command (`agent`)
+
+Errors are drawn in `hub.client.errors`. Nothing here imports the server's modules: an
+import-linter contract in pyproject.toml keeps it that way.
+"""
+
+from hub.client.agent import AgentClient, AttemptOutcome, Ended, Status
+from hub.client.api import (
+    Attempt,
+    AttemptResult,
+    AttemptSnapshot,
+    HubApi,
+    Lease,
+    Session,
+    SessionStarted,
+    Task,
+    Viewer,
+)
+from hub.client.deadline import LocalClock, Sent, SystemLocalClock
+from hub.client.errors import (
+    AttemptNotActive,
+    ClientError,
+    DeadlinePassed,
+    LocalRefusal,
+    PendingOperationConflict,
+    ProblemError,
+    RequestRejected,
+    ServerAnswered,
+    StateError,
+    TransportFailure,
+    Unauthenticated,
+    UsageError,
+)
+from hub.client.state import AgentState, AttemptRecord, PendingOperation, StateFile
+
+__all__ = [
+    "AgentClient",
+    "AgentState",
+    "Attempt",
+    "AttemptNotActive",
+    "AttemptOutcome",
+    "AttemptRecord",
+    "AttemptResult",
+    "AttemptSnapshot",
+    "ClientError",
+    "DeadlinePassed",
+    "Ended",
+    "HubApi",
+    "Lease",
+    "LocalClock",
+    "LocalRefusal",
+    "PendingOperation",
+    "PendingOperationConflict",
+    "ProblemError",
+    "RequestRejected",
+    "Sent",
+    "ServerAnswered",
+    "Session",
+    "SessionStarted",
+    "StateError",
+    "StateFile",
+    "Status",
+    "SystemLocalClock",
+    "Task",
+    "TransportFailure",
+    "Unauthenticated",
+    "UsageError",
+    "Viewer",
+]

@@ -1,0 +1,619 @@
+"""A typed GraphQL-over-HTTP client for the agent operations of the hub API.
+
+One method per operation. Each returns a typed result carrying `sent` (when the request
+left, for the local deadline) and `raw` (the payload as received), or raises one of
+`hub.client.errors`: a `ProblemError` for a problem payload, `TransportFailure` when no
+definite answer arrived. The transport is the seam tests plug into.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from types import TracebackType
+from typing import Any, ParamSpec, TypeVar
+
+import httpx
+
+from hub.client.deadline import LocalClock, Sent, SystemLocalClock
+from hub.client.errors import (
+    ProblemError,
+    RequestRejected,
+    TransportFailure,
+    Unauthenticated,
+)
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+
+# Failures that happen before a byte of the request leaves: the server cannot have seen it.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
+
+_LEASE = "lease { attemptId generation expiresAt heartbeatSeconds }"
+_TASK_FIELDS = (
+    "id projectId kind title state effectiveState generation criteriaRevision currentAttemptId"
+)
+_ATTEMPT_FIELDS = (
+    "id projectId taskId sessionId generation state kind isCurrent leaseExpired expiresAt"
+    " leaseSeconds heartbeatSeconds criteriaRevision disposition"
+)
+_SESSION_FIELDS = "id principalId workstation harness harnessInstance startedAt endedAt"
+_ATTEMPT_PAYLOAD = (
+    f"task {{ {_TASK_FIELDS} }} attempt {{ {_ATTEMPT_FIELDS} }} {_LEASE} replay serverTime"
+)
+_ATTEMPT_PAYLOAD_EXTRAS = (
+    "checkpoint { id } submission { id outcome candidateRevision } worktree { id }"
+)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _readable(method: Callable[P, R]) -> Callable[P, R]:
+    """An answer that does not have the shape asked for is no definite answer: the
+    operation may well have been applied, so it is reported like a lost answer."""
+
+    @functools.wraps(method)
+    def read(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise TransportFailure(
+                f"the server's answer to {method.__name__} could not be read ({exc!r})",
+                uncertain=True,
+            ) from exc
+
+    return read
+
+
+def _time(value: Any) -> datetime:
+    return datetime.fromisoformat(str(value))
+
+
+def _optional_time(value: Any) -> datetime | None:
+    return None if value is None else _time(value)
+
+
+@dataclass(frozen=True)
+class Lease:
+    attempt_id: str
+    generation: int
+    expires_at: datetime
+    heartbeat_seconds: int
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Lease:
+        return cls(
+            attempt_id=str(data["attemptId"]),
+            generation=int(data["generation"]),
+            expires_at=_time(data["expiresAt"]),
+            heartbeat_seconds=int(data["heartbeatSeconds"]),
+        )
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    project_id: str
+    kind: str
+    title: str
+    state: str
+    effective_state: str
+    generation: int
+    criteria_revision: int
+    current_attempt_id: str | None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Task:
+        return cls(
+            id=str(data["id"]),
+            project_id=str(data["projectId"]),
+            kind=str(data["kind"]),
+            title=str(data["title"]),
+            state=str(data["state"]),
+            effective_state=str(data["effectiveState"]),
+            generation=int(data["generation"]),
+            criteria_revision=int(data["criteriaRevision"]),
+            current_attempt_id=data.get("currentAttemptId"),
+        )
+
+
+@dataclass(frozen=True)
+class Attempt:
+    id: str
+    project_id: str
+    task_id: str
+    session_id: str
+    generation: int
+    state: str
+    kind: str
+    is_current: bool
+    lease_expired: bool
+    expires_at: datetime
+    lease_seconds: int
+    heartbeat_seconds: int
+    criteria_revision: int
+    disposition: str | None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Attempt:
+        return cls(
+            id=str(data["id"]),
+            project_id=str(data["projectId"]),
+            task_id=str(data["taskId"]),
+            session_id=str(data["sessionId"]),
+            generation=int(data["generation"]),
+            state=str(data["state"]),
+            kind=str(data["kind"]),
+            is_current=bool(data["isCurrent"]),
+            lease_expired=bool(data["leaseExpired"]),
+            expires_at=_time(data["expiresAt"]),
+            lease_seconds=int(data["leaseSeconds"]),
+            heartbeat_seconds=int(data["heartbeatSeconds"]),
+            criteria_revision=int(data["criteriaRevision"]),
+            disposition=data.get("disposition"),
+        )
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """A claim or an ownership-dependent mutation: the task, attempt and lease after it."""
+
+    task: Task
+    attempt: Attempt
+    lease: Lease
+    replay: bool
+    server_time: datetime
+    sent: Sent
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, data: dict[str, Any], sent: Sent) -> AttemptResult:
+        return cls(
+            task=Task.of(data["task"]),
+            attempt=Attempt.of(data["attempt"]),
+            lease=Lease.of(data["lease"]),
+            replay=bool(data["replay"]),
+            server_time=_time(data["serverTime"]),
+            sent=sent,
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    principal_id: str
+    workstation: str
+    harness: str
+    harness_instance: str
+    started_at: datetime
+    ended_at: datetime | None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Session:
+        return cls(
+            id=str(data["id"]),
+            principal_id=str(data["principalId"]),
+            workstation=str(data["workstation"]),
+            harness=str(data["harness"]),
+            harness_instance=str(data["harnessInstance"]),
+            started_at=_time(data["startedAt"]),
+            ended_at=_optional_time(data.get("endedAt")),
+        )
+
+
+@dataclass(frozen=True)
+class SessionStarted:
+    session: Session
+    token: str
+    server_time: datetime
+
+
+@dataclass(frozen=True)
+class SessionEnded:
+    session: Session
+    server_time: datetime
+
+
+@dataclass(frozen=True)
+class Viewer:
+    principal_id: str
+    principal_name: str
+    credential: str
+    session: Session | None
+    server_time: datetime
+    sent: Sent
+
+
+@dataclass(frozen=True)
+class AttemptSnapshot:
+    """An attempt read now, with a serverTime sampled in the same request."""
+
+    attempt: Attempt
+    server_time: datetime
+    sent: Sent
+
+
+@dataclass(frozen=True)
+class AdapterEventRecorded:
+    session: Session
+    attempts: list[Attempt]
+    server_time: datetime
+
+
+class HubApi:
+    """The hub's GraphQL API over HTTP, as one bearer token sees it."""
+
+    def __init__(
+        self,
+        server: str,
+        token: str | None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        clock: LocalClock | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.server = server.rstrip("/")
+        self.clock = clock or SystemLocalClock()
+        self._http = httpx.Client(
+            base_url=self.server, headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> HubApi:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- transport -----------------------------------------------------------------
+
+    def execute(self, query: str, variables: dict[str, Any]) -> tuple[dict[str, Any], Sent]:
+        """POST one operation; return `data` and when it was sent, or raise."""
+        sent = Sent.now(self.clock)
+        try:
+            response = self._http.post("/graphql", json={"query": query, "variables": variables})
+        except _NOT_SENT as exc:
+            raise TransportFailure(
+                f"could not reach {self.server} ({type(exc).__name__}: {exc})", uncertain=False
+            ) from exc
+        except httpx.HTTPError as exc:
+            # The request may have been delivered and applied; only its answer is lost.
+            raise TransportFailure(
+                f"no answer from {self.server} ({type(exc).__name__}: {exc})", uncertain=True
+            ) from exc
+        if response.status_code >= 500:
+            raise TransportFailure(
+                f"{self.server} answered HTTP {response.status_code}", uncertain=True
+            )
+        try:
+            body = response.json()
+        except ValueError:
+            if response.is_success:
+                # Something between us and the server garbled the answer.
+                raise TransportFailure(
+                    f"{self.server} answered HTTP {response.status_code} without JSON",
+                    uncertain=True,
+                ) from None
+            raise RequestRejected(f"HTTP {response.status_code}: {response.text[:200]}") from None
+        if not isinstance(body, dict):
+            raise TransportFailure(f"{self.server} answered a non-object body", uncertain=True)
+        errors = body.get("errors") or []
+        if errors:
+            first = errors[0]
+            code = (first.get("extensions") or {}).get("code")
+            message = "; ".join(str(e.get("message")) for e in errors)
+            if code == "UNAUTHENTICATED":
+                raise Unauthenticated(message)
+            raise RequestRejected(message, code=str(code or "REQUEST_REJECTED"))
+        if not response.is_success or not isinstance(body.get("data"), dict):
+            raise RequestRejected(f"HTTP {response.status_code} without data")
+        return body["data"], sent
+
+    def mutate(
+        self, name: str, input: dict[str, Any], payload: str, selection: str
+    ) -> tuple[dict[str, Any], Sent]:
+        """Run `name(input:)`; a problem in the result union raises `ProblemError`."""
+        query = (
+            f"mutation {name[0].upper()}{name[1:]}($input: {name[0].upper()}{name[1:]}Input!) "
+            f"{{ {name}(input: $input) {{ __typename"
+            " ... on Problem { code message }"
+            " ... on NotFound { what } ... on ValidationFailed { field }"
+            " ... on Blocked { blockers }"
+            " ... on AmbiguousProject { candidates { id name matched } }"
+            f" ... on {payload} {{ {selection} }} }} }}"
+        )
+        data, sent = self.execute(query, {"input": input})
+        result: dict[str, Any] = data[name]
+        if result.get("__typename") != payload:
+            raise _problem(result)
+        return result, sent
+
+    def _attempt_mutation(
+        self, name: str, input: dict[str, Any], payload: str = "AttemptPayload"
+    ) -> AttemptResult:
+        extras = _ATTEMPT_PAYLOAD_EXTRAS if payload == "AttemptPayload" else ""
+        data, sent = self.mutate(name, input, payload, f"{_ATTEMPT_PAYLOAD} {extras}")
+        return AttemptResult.of(data, sent)
+
+    # --- sessions ------------------------------------------------------------------
+
+    @_readable
+    def start_session(self, *, workstation: str, harness: str, instance: str) -> SessionStarted:
+        data, _ = self.mutate(
+            "startSession",
+            {"workstation": workstation, "harness": harness, "harnessInstance": instance},
+            "StartSessionPayload",
+            f"token serverTime session {{ {_SESSION_FIELDS} }}",
+        )
+        return SessionStarted(
+            session=Session.of(data["session"]),
+            token=str(data["token"]),
+            server_time=_time(data["serverTime"]),
+        )
+
+    @_readable
+    def end_session(self, session_id: str, reason: str = "") -> SessionEnded:
+        data, _ = self.mutate(
+            "endSession",
+            {"sessionId": session_id, "reason": reason},
+            "EndSessionPayload",
+            f"serverTime session {{ {_SESSION_FIELDS} }}",
+        )
+        return SessionEnded(Session.of(data["session"]), _time(data["serverTime"]))
+
+    @_readable
+    def record_adapter_event(
+        self,
+        session_id: str,
+        event: str,
+        *,
+        attempt_id: str | None = None,
+        generation: int | None = None,
+        detail: str = "",
+    ) -> AdapterEventRecorded:
+        data, _ = self.mutate(
+            "recordAdapterEvent",
+            {
+                "sessionId": session_id,
+                "event": event,
+                "attemptId": attempt_id,
+                "generation": generation,
+                "detail": detail,
+            },
+            "RecordAdapterEventPayload",
+            f"serverTime session {{ {_SESSION_FIELDS} }} attempts {{ {_ATTEMPT_FIELDS} }}",
+        )
+        return AdapterEventRecorded(
+            session=Session.of(data["session"]),
+            attempts=[Attempt.of(a) for a in data["attempts"]],
+            server_time=_time(data["serverTime"]),
+        )
+
+    # --- claims and ownership-dependent mutations ------------------------------------
+
+    @_readable
+    def claim_task(
+        self,
+        project_id: str,
+        *,
+        task_id: str | None = None,
+        kinds: Sequence[str] = (),
+        idempotency_key: str,
+    ) -> AttemptResult:
+        return self._attempt_mutation(
+            "claimTask",
+            {
+                "projectId": project_id,
+                "taskId": task_id,
+                "kinds": list(kinds),
+                "idempotencyKey": idempotency_key,
+            },
+            payload="ClaimPayload",
+        )
+
+    @_readable
+    def renew_lease(
+        self, attempt_id: str, generation: int, *, idempotency_key: str
+    ) -> AttemptResult:
+        return self._attempt_mutation(
+            "renewLease",
+            {"attemptId": attempt_id, "generation": generation, "idempotencyKey": idempotency_key},
+        )
+
+    @_readable
+    def record_checkpoint(
+        self,
+        attempt_id: str,
+        generation: int,
+        *,
+        summary: str,
+        revision: str | None = None,
+        branch: str | None = None,
+        published: bool = False,
+        idempotency_key: str,
+    ) -> AttemptResult:
+        return self._attempt_mutation(
+            "recordCheckpoint",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "summary": summary,
+                "revision": revision,
+                "branch": branch,
+                "published": published,
+                "idempotencyKey": idempotency_key,
+            },
+        )
+
+    @_readable
+    def submit_attempt(
+        self,
+        attempt_id: str,
+        generation: int,
+        *,
+        outcome: str,
+        result: str,
+        handoff: str = "",
+        candidate_revision: str | None = None,
+        referenced_lessons: Sequence[str] = (),
+        idempotency_key: str,
+    ) -> AttemptResult:
+        return self._attempt_mutation(
+            "submitAttempt",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "outcome": outcome,
+                "result": result,
+                "handoff": handoff,
+                "candidateRevision": candidate_revision,
+                "referencedLessons": list(referenced_lessons),
+                "idempotencyKey": idempotency_key,
+            },
+        )
+
+    @_readable
+    def record_acceptance(
+        self,
+        attempt_id: str,
+        generation: int,
+        *,
+        criteria_revision: int,
+        evidence: Sequence[str],
+        note: str = "",
+    ) -> AttemptResult:
+        return self._attempt_mutation(
+            "recordAcceptance",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "criteriaRevision": criteria_revision,
+                "evidence": list(evidence),
+                "note": note,
+            },
+        )
+
+    @_readable
+    def register_worktree(
+        self,
+        attempt_id: str,
+        generation: int,
+        *,
+        repository_id: str,
+        worktree_id: str,
+        path: str,
+        branch: str,
+        base_revision: str,
+        workstation: str,
+    ) -> AttemptResult:
+        return self._attempt_mutation(
+            "registerWorktree",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "repositoryId": repository_id,
+                "worktreeId": worktree_id,
+                "path": path,
+                "branch": branch,
+                "baseRevision": base_revision,
+                "workstation": workstation,
+            },
+        )
+
+    @_readable
+    def relinquish_attempt(self, attempt_id: str, generation: int, *, reason: str) -> AttemptResult:
+        return self._attempt_mutation(
+            "relinquishAttempt",
+            {"attemptId": attempt_id, "generation": generation, "reason": reason},
+        )
+
+    # --- queries -------------------------------------------------------------------
+
+    @_readable
+    def viewer(self) -> Viewer:
+        data, sent = self.execute(
+            "query Viewer { viewer { serverTime credential principal { id name }"
+            f" session {{ {_SESSION_FIELDS} }} }} }}",
+            {},
+        )
+        viewer = data["viewer"]
+        return Viewer(
+            principal_id=str(viewer["principal"]["id"]),
+            principal_name=str(viewer["principal"]["name"]),
+            credential=str(viewer["credential"]),
+            session=Session.of(viewer["session"]) if viewer.get("session") else None,
+            server_time=_time(viewer["serverTime"]),
+            sent=sent,
+        )
+
+    @_readable
+    def attempt(self, attempt_id: str) -> AttemptSnapshot | None:
+        data, sent = self.execute(
+            "query Attempt($id: ID!) { viewer { serverTime }"
+            f" attempt(id: $id) {{ {_ATTEMPT_FIELDS} }} }}",
+            {"id": attempt_id},
+        )
+        if data.get("attempt") is None:
+            return None
+        return AttemptSnapshot(
+            attempt=Attempt.of(data["attempt"]),
+            server_time=_time(data["viewer"]["serverTime"]),
+            sent=sent,
+        )
+
+    @_readable
+    def task(self, task_id: str) -> Task | None:
+        data, _ = self.execute(
+            f"query Task($id: ID!) {{ task(id: $id) {{ {_TASK_FIELDS} }} }}", {"id": task_id}
+        )
+        return Task.of(data["task"]) if data.get("task") else None
+
+    @_readable
+    def candidates(
+        self, project_id: str, *, kinds: Sequence[str] = (), first: int = 20
+    ) -> list[Task]:
+        data, _ = self.execute(
+            "query Candidates($projectId: ID!, $kinds: [TaskKind!], $first: Int!) {"
+            f" candidates(projectId: $projectId, kinds: $kinds, first: $first) {{ {_TASK_FIELDS} }}"
+            " }",
+            {"projectId": project_id, "kinds": list(kinds) or None, "first": first},
+        )
+        return [Task.of(t) for t in data["candidates"]]
+
+    @_readable
+    def resolve_project(self, alias: str) -> str:
+        """The id of the one project an id, alias or remote URL names; never a guess."""
+        data, _ = self.execute(
+            "query ResolveProject($alias: String!) { resolveProject(alias: $alias) {"
+            " __typename ... on Project { id }"
+            " ... on AmbiguousProject { code message candidates { id name matched } }"
+            " ... on NotFound { code message what } } }",
+            {"alias": alias},
+        )
+        result: dict[str, Any] = data["resolveProject"]
+        if result.get("__typename") != "Project":
+            raise _problem(result)
+        return str(result["id"])
+
+
+def _problem(result: dict[str, Any]) -> ProblemError:
+    typename = str(result.get("__typename"))
+    details = {k: v for k, v in result.items() if k not in ("__typename", "code", "message")}
+    return ProblemError(
+        typename,
+        str(result.get("code") or typename),
+        str(result.get("message") or typename),
+        details,
+    )

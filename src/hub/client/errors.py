@@ -1,0 +1,99 @@
+"""What the agent client reports instead of a result, drawn in one place.
+
+    ClientError
+    ├── ServerAnswered            a definite answer: this request changed nothing
+    │   ├── ProblemError          a mutation returned a Problem (code, message, details)
+    │   ├── Unauthenticated       the bearer token was refused (UNAUTHENTICATED)
+    │   └── RequestRejected       GraphQL errors or a 4xx: the request itself was refused
+    ├── TransportFailure          no definite answer; `uncertain` says whether the server
+    │                             may have applied the request (timeout, reset, 5xx)
+    ├── LocalRefusal              the client refused without asking the server
+    │   ├── DeadlinePassed        past the conservative local deadline: reconcile first
+    │   └── AttemptNotActive      the attempt in the state file has ended or lost the task
+    ├── StateError                the local state file is missing, unreadable or in the way
+    │   └── PendingOperationConflict  a different request of the same kind is unresolved
+    └── UsageError                the arguments cannot work (e.g. a server URL without http)
+
+The command line maps them to exit codes: problems and refusals 1, state and usage
+errors 2, transport failures 3 (see `hub.cli.agent`).
+"""
+
+# ruff: noqa: N818 - names say what happened, like the server's problem types
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ClientError(Exception):
+    code = "CLIENT_ERROR"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ServerAnswered(ClientError):
+    pass
+
+
+class ProblemError(ServerAnswered):
+    """The server refused the mutation with one of its problem types."""
+
+    def __init__(
+        self, typename: str, code: str, message: str, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.typename = typename
+        self.code = code
+        self.details = details or {}
+
+
+class Unauthenticated(ServerAnswered):
+    code = "UNAUTHENTICATED"
+
+
+class RequestRejected(ServerAnswered):
+    """GraphQL errors (other than authentication) or a 4xx status."""
+
+    def __init__(self, message: str, code: str = "REQUEST_REJECTED") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class TransportFailure(ClientError):
+    """No definite answer arrived.
+
+    `uncertain` is False only when the request provably never left (the connection
+    could not be opened); otherwise the server may have applied it.
+    """
+
+    code = "TRANSPORT_FAILURE"
+
+    def __init__(self, message: str, *, uncertain: bool) -> None:
+        super().__init__(message)
+        self.uncertain = uncertain
+
+
+class LocalRefusal(ClientError):
+    code = "LOCAL_REFUSAL"
+
+
+class DeadlinePassed(LocalRefusal):
+    code = "LOCAL_DEADLINE_PASSED"
+
+
+class AttemptNotActive(LocalRefusal):
+    code = "ATTEMPT_NOT_ACTIVE"
+
+
+class StateError(ClientError):
+    code = "LOCAL_STATE"
+
+
+class PendingOperationConflict(StateError):
+    code = "PENDING_OPERATION"
+
+
+class UsageError(ClientError):
+    code = "USAGE"
