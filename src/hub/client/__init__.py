@@ -1,6 +1,7 @@
 """The agent client: talks to a running hub server over its GraphQL API, nothing else.
 
-    HubApi        typed GraphQL-over-HTTP calls, one method per operation (`api`)
+    HubApi        typed GraphQL-over-HTTP calls, one method per operation (`api`),
+                  answering the typed records of `results`
     StateFile     the 0600 local state: session, current attempt, pending keys (`state`)
     deadline      the conservative local deadline (decisions §2)
     AgentClient   the protocol's client half, one method per `hub agent` command (`agent`)
@@ -10,17 +11,7 @@ import-linter contract in pyproject.toml keeps it that way.
 """
 
 from hub.client.agent import AgentClient, AttemptOutcome, Ended, Status
-from hub.client.api import (
-    Attempt,
-    AttemptResult,
-    AttemptSnapshot,
-    HubApi,
-    Lease,
-    Session,
-    SessionStarted,
-    Task,
-    Viewer,
-)
+from hub.client.api import HubApi
 from hub.client.deadline import LocalClock, Sent, SystemLocalClock
 from hub.client.errors import (
     AttemptNotActive,
@@ -35,6 +26,16 @@ from hub.client.errors import (
     TransportFailure,
     Unauthenticated,
     UsageError,
+)
+from hub.client.results import (
+    Attempt,
+    AttemptResult,
+    AttemptSnapshot,
+    Lease,
+    Session,
+    SessionStarted,
+    Task,
+    Viewer,
 )
 from hub.client.state import AgentState, AttemptRecord, PendingOperation, StateFile
 

@@ -22,14 +22,7 @@ from typing import Any
 
 import httpx
 
-from hub.client.api import (
-    DEFAULT_TIMEOUT_SECONDS,
-    Attempt,
-    AttemptResult,
-    HubApi,
-    Session,
-    SessionEnded,
-)
+from hub.client.api import DEFAULT_TIMEOUT_SECONDS, HubApi
 from hub.client.deadline import LocalClock, SystemLocalClock, has_passed, wall_deadline
 from hub.client.errors import (
     AttemptNotActive,
@@ -40,6 +33,7 @@ from hub.client.errors import (
     TransportFailure,
     UsageError,
 )
+from hub.client.results import Attempt, AttemptResult, Session, SessionEnded
 from hub.client.state import (
     AgentState,
     AttemptRecord,

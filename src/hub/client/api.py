@@ -1,17 +1,16 @@
 """A typed GraphQL-over-HTTP client for the agent operations of the hub API.
 
-One method per operation. Each returns a typed result carrying `sent` (when the request
-left, for the local deadline) and `raw` (the payload as received), or raises one of
-`hub.client.errors`: a `ProblemError` for a problem payload, `TransportFailure` when no
-definite answer arrived. The transport is the seam tests plug into.
+One method per operation. Each returns a typed result (`hub.client.results`); those
+that report a lease carry `sent` (when the request left, for the local deadline) and
+`raw` (the payload as received). Failures raise one of `hub.client.errors`: a
+`ProblemError` for a problem payload, `TransportFailure` when no definite answer
+arrived. The transport is the seam tests plug into.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from types import TracebackType
 from typing import Any, ParamSpec, TypeVar
 
@@ -23,6 +22,18 @@ from hub.client.errors import (
     RequestRejected,
     TransportFailure,
     Unauthenticated,
+)
+from hub.client.results import (
+    AdapterEventRecorded,
+    Attempt,
+    AttemptResult,
+    AttemptSnapshot,
+    Session,
+    SessionEnded,
+    SessionStarted,
+    Task,
+    Viewer,
+    time_of,
 )
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -66,182 +77,6 @@ def _readable(method: Callable[P, R]) -> Callable[P, R]:
             ) from exc
 
     return read
-
-
-def _time(value: Any) -> datetime:
-    return datetime.fromisoformat(str(value))
-
-
-def _optional_time(value: Any) -> datetime | None:
-    return None if value is None else _time(value)
-
-
-@dataclass(frozen=True)
-class Lease:
-    attempt_id: str
-    generation: int
-    expires_at: datetime
-    heartbeat_seconds: int
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Lease:
-        return cls(
-            attempt_id=str(data["attemptId"]),
-            generation=int(data["generation"]),
-            expires_at=_time(data["expiresAt"]),
-            heartbeat_seconds=int(data["heartbeatSeconds"]),
-        )
-
-
-@dataclass(frozen=True)
-class Task:
-    id: str
-    project_id: str
-    kind: str
-    title: str
-    state: str
-    effective_state: str
-    generation: int
-    criteria_revision: int
-    current_attempt_id: str | None
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Task:
-        return cls(
-            id=str(data["id"]),
-            project_id=str(data["projectId"]),
-            kind=str(data["kind"]),
-            title=str(data["title"]),
-            state=str(data["state"]),
-            effective_state=str(data["effectiveState"]),
-            generation=int(data["generation"]),
-            criteria_revision=int(data["criteriaRevision"]),
-            current_attempt_id=data.get("currentAttemptId"),
-        )
-
-
-@dataclass(frozen=True)
-class Attempt:
-    id: str
-    project_id: str
-    task_id: str
-    session_id: str
-    generation: int
-    state: str
-    kind: str
-    is_current: bool
-    lease_expired: bool
-    expires_at: datetime
-    lease_seconds: int
-    heartbeat_seconds: int
-    criteria_revision: int
-    disposition: str | None
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Attempt:
-        return cls(
-            id=str(data["id"]),
-            project_id=str(data["projectId"]),
-            task_id=str(data["taskId"]),
-            session_id=str(data["sessionId"]),
-            generation=int(data["generation"]),
-            state=str(data["state"]),
-            kind=str(data["kind"]),
-            is_current=bool(data["isCurrent"]),
-            lease_expired=bool(data["leaseExpired"]),
-            expires_at=_time(data["expiresAt"]),
-            lease_seconds=int(data["leaseSeconds"]),
-            heartbeat_seconds=int(data["heartbeatSeconds"]),
-            criteria_revision=int(data["criteriaRevision"]),
-            disposition=data.get("disposition"),
-        )
-
-
-@dataclass(frozen=True)
-class AttemptResult:
-    """A claim or an ownership-dependent mutation: the task, attempt and lease after it."""
-
-    task: Task
-    attempt: Attempt
-    lease: Lease
-    replay: bool
-    server_time: datetime
-    sent: Sent
-    raw: dict[str, Any]
-
-    @classmethod
-    def of(cls, data: dict[str, Any], sent: Sent) -> AttemptResult:
-        return cls(
-            task=Task.of(data["task"]),
-            attempt=Attempt.of(data["attempt"]),
-            lease=Lease.of(data["lease"]),
-            replay=bool(data["replay"]),
-            server_time=_time(data["serverTime"]),
-            sent=sent,
-            raw=data,
-        )
-
-
-@dataclass(frozen=True)
-class Session:
-    id: str
-    principal_id: str
-    workstation: str
-    harness: str
-    harness_instance: str
-    started_at: datetime
-    ended_at: datetime | None
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Session:
-        return cls(
-            id=str(data["id"]),
-            principal_id=str(data["principalId"]),
-            workstation=str(data["workstation"]),
-            harness=str(data["harness"]),
-            harness_instance=str(data["harnessInstance"]),
-            started_at=_time(data["startedAt"]),
-            ended_at=_optional_time(data.get("endedAt")),
-        )
-
-
-@dataclass(frozen=True)
-class SessionStarted:
-    session: Session
-    token: str
-    server_time: datetime
-
-
-@dataclass(frozen=True)
-class SessionEnded:
-    session: Session
-    server_time: datetime
-
-
-@dataclass(frozen=True)
-class Viewer:
-    principal_id: str
-    principal_name: str
-    credential: str
-    session: Session | None
-    server_time: datetime
-    sent: Sent
-
-
-@dataclass(frozen=True)
-class AttemptSnapshot:
-    """An attempt read now, with a serverTime sampled in the same request."""
-
-    attempt: Attempt
-    server_time: datetime
-    sent: Sent
-
-
-@dataclass(frozen=True)
-class AdapterEventRecorded:
-    session: Session
-    attempts: list[Attempt]
-    server_time: datetime
 
 
 class HubApi:
@@ -360,7 +195,7 @@ class HubApi:
         return SessionStarted(
             session=Session.of(data["session"]),
             token=str(data["token"]),
-            server_time=_time(data["serverTime"]),
+            server_time=time_of(data["serverTime"]),
         )
 
     @_readable
@@ -371,7 +206,7 @@ class HubApi:
             "EndSessionPayload",
             f"serverTime session {{ {_SESSION_FIELDS} }}",
         )
-        return SessionEnded(Session.of(data["session"]), _time(data["serverTime"]))
+        return SessionEnded(Session.of(data["session"]), time_of(data["serverTime"]))
 
     @_readable
     def record_adapter_event(
@@ -398,7 +233,7 @@ class HubApi:
         return AdapterEventRecorded(
             session=Session.of(data["session"]),
             attempts=[Attempt.of(a) for a in data["attempts"]],
-            server_time=_time(data["serverTime"]),
+            server_time=time_of(data["serverTime"]),
         )
 
     # --- claims and ownership-dependent mutations ------------------------------------
@@ -554,7 +389,7 @@ class HubApi:
             principal_name=str(viewer["principal"]["name"]),
             credential=str(viewer["credential"]),
             session=Session.of(viewer["session"]) if viewer.get("session") else None,
-            server_time=_time(viewer["serverTime"]),
+            server_time=time_of(viewer["serverTime"]),
             sent=sent,
         )
 
@@ -569,7 +404,7 @@ class HubApi:
             return None
         return AttemptSnapshot(
             attempt=Attempt.of(data["attempt"]),
-            server_time=_time(data["viewer"]["serverTime"]),
+            server_time=time_of(data["viewer"]["serverTime"]),
             sent=sent,
         )
 
