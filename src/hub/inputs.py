@@ -6,6 +6,7 @@ A refusal names the field in the API's spelling, so a client can tell what to fi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from hub.errors import ValidationFailed
 
@@ -71,3 +72,10 @@ def clean_branch(field: str, value: str) -> str:
     ):
         raise ValidationFailed(field, f"{value!r} is not a valid branch name")
     return branch
+
+
+def clean_moment(field: str, value: datetime) -> datetime:
+    """A client-supplied instant: it must say its offset (coordinator time is UTC)."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValidationFailed(field, "must include a UTC offset, e.g. 2026-01-01T12:00:00Z")
+    return value.astimezone(UTC)

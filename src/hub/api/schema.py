@@ -18,14 +18,21 @@ from strawberry.tools import merge_types
 from hub.api.events import EventsQuery, EventsSubscription
 from hub.api.extensions import OperationMetrics, should_mask_error
 from hub.api.identity import IdentityMutation, IdentityQuery
+from hub.api.jobs import JobsMutation, JobsQuery, JobsSubscription
 from hub.api.problems import ALL_PROBLEMS
 from hub.api.projects import ProjectsMutation, ProjectsQuery
+from hub.api.resources import ResourcesMutation, ResourcesQuery
 from hub.api.work import WorkMutation, WorkQuery
 from hub.settings import Settings
 
-Query = merge_types("Query", (IdentityQuery, ProjectsQuery, WorkQuery, EventsQuery))
-Mutation = merge_types("Mutation", (IdentityMutation, ProjectsMutation, WorkMutation))
-Subscription = merge_types("Subscription", (EventsSubscription,))
+Query = merge_types(
+    "Query", (IdentityQuery, ProjectsQuery, WorkQuery, EventsQuery, JobsQuery, ResourcesQuery)
+)
+Mutation = merge_types(
+    "Mutation",
+    (IdentityMutation, ProjectsMutation, WorkMutation, JobsMutation, ResourcesMutation),
+)
+Subscription = merge_types("Subscription", (EventsSubscription, JobsSubscription))
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:

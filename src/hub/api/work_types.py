@@ -11,7 +11,11 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from hub.api.context import HubContext
+from hub.api.jobs_types import Job
 from hub.api.operations import read
+from hub.api.resources_types import Reservation
+from hub.jobs import service as jobs_service
+from hub.resources import service as resources_service
 from hub.work import service as work
 from hub.work import views
 
@@ -377,6 +381,18 @@ class RecoveryPacket:
     worktrees: list[Worktree]
     published_revisions: list[str]
     notes: list[AttemptNote]
+
+    @strawberry.field(description="Jobs the task's attempts launched, freshness judged now.")
+    async def jobs(self, info: Info[HubContext, Any]) -> list[Job]:
+        task_id = str(self.task.id)
+        found = await read(info, lambda uow, _: jobs_service.jobs_for_task(uow, task_id))
+        return [Job.of(view) for view in found]
+
+    @strawberry.field(description="The task's reservations in a recovery hold now.")
+    async def holds(self, info: Info[HubContext, Any]) -> list[Reservation]:
+        task_id = str(self.task.id)
+        found = await read(info, lambda uow, _: resources_service.task_holds(uow, task_id))
+        return [Reservation.of(view) for view in found]
 
     @classmethod
     def of(cls, packet: views.RecoveryPacket) -> RecoveryPacket:

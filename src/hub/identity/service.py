@@ -213,6 +213,31 @@ def list_tokens(uow: UnitOfWork, *, principal: str) -> list[TokenView]:
     return [_token_view(row) for row in rows]
 
 
+def issue_reporter_token(
+    uow: UnitOfWork,
+    *,
+    principal_id: str,
+    session_id: str,
+    scope: dict[str, str],
+    expires_at: datetime,
+    label: str,
+) -> IssuedToken:
+    """A reporter credential for one watch window (decisions §1, §5).
+
+    Bound to the session that opened the window, so ending that session revokes it;
+    it expires at the window's deadline, and `scope` names the one attempt it serves.
+    """
+    issued = _issue(
+        uow, principal_id, "reporter", _clean("label", label),
+        session_id=session_id, expires_at=expires_at, scope=scope,
+    )
+    append_event(
+        uow, project_id=None, kind="token.created", subject_id=issued.token.id,
+        actor_id=principal_id, payload={"principal": principal_id, "kind": "reporter"},
+    )
+    return issued
+
+
 def _issue(
     uow: UnitOfWork,
     principal_id: str,

@@ -1,0 +1,1 @@
+"""jobs: external runs (tests, builds, deployments), their evidence, and watch windows."""

@@ -1,0 +1,319 @@
+"""Jobs: registered before launch, observed while they run, finished by their producer.
+
+Producer status and observation freshness are separate: `status` is what the producer
+last reported, freshness is how recently the coordinator heard anything (judged at
+read time, `hub.jobs.views`). Nothing here collects environment values, credentials
+or command output; an invocation is a description the client chose to give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from hub.errors import IdempotencyConflict, NotFound, ValidationFailed
+from hub.events.service import append_event
+from hub.idempotency import service as idempotency
+from hub.identity.actor import Actor
+from hub.ids import new_id
+from hub.inputs import bounded_int, clean_label, clean_moment, clean_optional, clean_text
+from hub.jobs.errors import JobAlreadyTerminal, NotYourJob
+from hub.jobs.tables import TERMINAL_STATUSES, Job
+from hub.jobs.views import JobResult, JobView, job_view
+from hub.storage.unit_of_work import UnitOfWork
+from hub.work import service as work
+
+OBSERVED_STATUSES = ("RUNNING", "EXITED")
+# Heard from at least once per three heartbeats, unless the job declares otherwise.
+FRESHNESS_HEARTBEATS = 3
+MIN_FRESHNESS_SECONDS, MAX_FRESHNESS_SECONDS = 5, 24 * 3600
+
+
+@dataclass(frozen=True)
+class JobRegistration:
+    attempt_id: str
+    generation: int
+    client_job_id: str
+    producer: str
+    runner_host: str
+    checkout: str
+    operation: str
+    invocation: str
+    snapshot: str | None = None
+    expected_deadline: datetime | None = None
+    freshness_seconds: int | None = None
+    idempotency_key: str | None = None
+
+
+def register_job(uow: UnitOfWork, actor: Actor, cmd: JobRegistration) -> JobResult:
+    """Record a job before it launches, owned by the caller's current attempt.
+
+    The client's job id is the job's natural key: registering it again with the same
+    data is a replay, with different data an `IdempotencyConflict`.
+    """
+    idempotency.require_key(actor, cmd.idempotency_key, "registerJob")
+    request = {**asdict(cmd), "idempotency_key": None}
+    prior = idempotency.recall(uow, actor, "registerJob", cmd.idempotency_key, request)
+    fields = _clean_registration(cmd)
+    held = work.hold_attempt(
+        uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation
+    )
+    now = uow.now()
+    if prior is not None:
+        return JobResult(_view(uow, _require(uow, prior["job_id"]), now), replay=True)
+    fingerprint = idempotency.fingerprint({**request, "generation": None})
+    existing = uow.session.scalar(
+        select(Job).where(
+            Job.project_id == held.attempt.project_id,
+            Job.client_job_id == fields["client_job_id"],
+        )
+    )
+    if existing is not None:
+        if existing.fingerprint != fingerprint or existing.attempt_id != cmd.attempt_id:
+            raise IdempotencyConflict(
+                f"job id {fields['client_job_id']!r} was registered before with different data"
+            )
+        return JobResult(_view(uow, existing, now), replay=True)
+    deadline = cmd.expected_deadline
+    if deadline is not None:
+        deadline = clean_moment("expectedDeadline", deadline)
+    if deadline is not None and deadline <= now:
+        raise ValidationFailed("expectedDeadline", "must be in the future")
+    freshness = cmd.freshness_seconds
+    if freshness is None:
+        freshness = held.attempt.heartbeat_seconds * FRESHNESS_HEARTBEATS
+    freshness = bounded_int(
+        "freshnessSeconds", freshness, MIN_FRESHNESS_SECONDS, MAX_FRESHNESS_SECONDS
+    )
+    row = Job(
+        id=new_id("job"),
+        project_id=held.attempt.project_id,
+        task_id=held.attempt.task_id,
+        attempt_id=held.attempt.id,
+        fingerprint=fingerprint,
+        expected_deadline=deadline,
+        freshness_seconds=freshness,
+        status="REGISTERED",
+        observation_count=0,
+        registered_at=now,
+        registered_by=actor.principal_id,
+        **fields,
+    )
+    uow.session.add(row)
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=row.project_id,
+        kind="job.registered",
+        subject_id=row.id,
+        actor_id=actor.principal_id,
+        payload={
+            "job": row.id,
+            "task": row.task_id,
+            "attempt": row.attempt_id,
+            "clientJobId": row.client_job_id,
+            "operation": row.operation,
+            "status": row.status,
+            "expectedDeadline": deadline.isoformat() if deadline else None,
+        },
+    )
+    idempotency.remember(
+        uow, actor, "registerJob", cmd.idempotency_key, request, {"job_id": row.id}
+    )
+    return JobResult(_view(uow, row, now))
+
+
+def _clean_registration(cmd: JobRegistration) -> dict[str, str | None]:
+    return {
+        "client_job_id": clean_label("jobId", cmd.client_job_id, 200),
+        "producer": clean_label("producer", cmd.producer, 200),
+        "runner_host": clean_label("runnerHost", cmd.runner_host, 200),
+        "checkout": clean_label("checkout", cmd.checkout, 1000),
+        "snapshot": clean_optional("snapshot", cmd.snapshot, 200),
+        "operation": clean_label("operation", cmd.operation, 200),
+        "invocation": clean_text("invocation", cmd.invocation, 4000),
+    }
+
+
+def observe_job(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    job_id: str,
+    status: str,
+    observed_at: datetime | None = None,
+    note: str | None = None,
+) -> JobView:
+    """Attach an observation: the producer is RUNNING, or its process has EXITED.
+
+    Allowed after the attempt's lease has ended: an observer reconnecting to a job it
+    was authorised for resumes observing (contract), but observing never renews.
+    """
+    if status not in OBSERVED_STATUSES:
+        raise ValidationFailed("status", f"must be one of {', '.join(OBSERVED_STATUSES)}")
+    note = clean_optional("note", note, 500)
+    if observed_at is not None:
+        observed_at = clean_moment("observedAt", observed_at)
+    row = _lock_reportable(uow, actor, job_id)
+    now = uow.now()
+    if row.status in TERMINAL_STATUSES:
+        raise JobAlreadyTerminal(row.id, row.status)
+    row.status = status
+    row.status_note = note
+    row.observed_at = observed_at or now
+    row.last_heard_at = now
+    row.observation_count += 1
+    if row.started_at is None:
+        row.started_at = now
+    if status == "EXITED":
+        row.finished_at = now
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=row.project_id,
+        kind="job.exited" if status == "EXITED" else "job.observed",
+        subject_id=row.id,
+        actor_id=actor.principal_id,
+        payload={
+            "job": row.id,
+            "status": row.status,
+            "observedAt": row.observed_at.isoformat(),
+            "credential": actor.credential,
+        },
+    )
+    return _view(uow, row, now)
+
+
+def finish_job(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    job_id: str,
+    exit_status: int,
+    finished_at: datetime | None = None,
+    note: str | None = None,
+) -> JobResult:
+    """Record the producer's exit status: its own, never a wrapper's or a parsed banner.
+
+    Sending the same result again is a replay; a different one is refused, because a
+    terminal result is history other records (evidence, holds) already rely on.
+    """
+    exit_status = bounded_int("exitStatus", exit_status, -(2**31), 2**31 - 1)
+    note = clean_optional("note", note, 500)
+    if finished_at is not None:
+        finished_at = clean_moment("finishedAt", finished_at)
+    row = _lock_reportable(uow, actor, job_id)
+    now = uow.now()
+    if row.status == "FINISHED":
+        if row.exit_status == exit_status:
+            return JobResult(_view(uow, row, now), replay=True)
+        raise JobAlreadyTerminal(row.id, f"FINISHED with exit status {row.exit_status}")
+    row.status = "FINISHED"
+    row.exit_status = exit_status
+    row.status_note = note
+    row.last_heard_at = now
+    row.observed_at = finished_at or now
+    row.finished_at = row.finished_at or now
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=row.project_id,
+        kind="job.finished",
+        subject_id=row.id,
+        actor_id=actor.principal_id,
+        payload={
+            "job": row.id,
+            "status": row.status,
+            "exitStatus": exit_status,
+            "observedAt": row.observed_at.isoformat(),
+            "credential": actor.credential,
+        },
+    )
+    return JobResult(_view(uow, row, now))
+
+
+def _lock_reportable(uow: UnitOfWork, actor: Actor, job_id: str) -> Job:
+    """The job row, locked, if this actor may report on it (else `NotYourJob`)."""
+    row = uow.session.scalar(
+        select(Job)
+        .where(Job.id == job_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if row is None:
+        raise NotYourJob(job_id)
+    if actor.is_reporter:
+        # A reporter token reports only the jobs of the one attempt it was issued for.
+        if actor.scope.get("attempt_id") != row.attempt_id:
+            raise NotYourJob(job_id)
+        return row
+    if actor.session_id is None or actor.credential != "session":
+        raise NotYourJob(job_id)
+    if work.get_attempt(uow, row.attempt_id).session_id != actor.session_id:
+        raise NotYourJob(job_id)
+    return row
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+def get_job(uow: UnitOfWork, job_id: str) -> JobView:
+    return _view(uow, _require(uow, job_id), uow.now())
+
+
+def list_jobs(
+    uow: UnitOfWork,
+    *,
+    project_id: str,
+    task_id: str | None = None,
+    open_only: bool = False,
+    after: str | None = None,
+    limit: int = 100,
+) -> list[JobView]:
+    """A project's (or one task's) jobs, newest registration last, in id order."""
+    statement = select(Job).where(Job.project_id == project_id)
+    if task_id is not None:
+        statement = statement.where(Job.task_id == task_id)
+    if open_only:
+        statement = statement.where(Job.status.not_in(TERMINAL_STATUSES))
+    if after is not None:
+        statement = statement.where(Job.id > after)
+    rows = uow.session.scalars(statement.order_by(Job.id).limit(limit)).all()
+    now = uow.now()
+    return [_view(uow, row, now) for row in rows]
+
+
+def jobs_for_task(uow: UnitOfWork, task_id: str) -> list[JobView]:
+    rows = uow.session.scalars(select(Job).where(Job.task_id == task_id).order_by(Job.id)).all()
+    now = uow.now()
+    return [_view(uow, row, now) for row in rows]
+
+
+def open_jobs_by_attempt(uow: UnitOfWork, attempt_ids: Sequence[str]) -> dict[str, list[str]]:
+    """The non-terminal jobs each attempt launched: jobs that may still interfere."""
+    found: dict[str, list[str]] = {attempt_id: [] for attempt_id in attempt_ids}
+    if not attempt_ids:
+        return found
+    rows = uow.session.execute(
+        select(Job.attempt_id, Job.id)
+        .where(Job.attempt_id.in_(sorted(set(attempt_ids))))
+        .where(Job.status.not_in(TERMINAL_STATUSES))
+        .order_by(Job.id)
+    ).all()
+    for attempt_id, job_id in rows:
+        found[attempt_id].append(job_id)
+    return found
+
+
+def _require(uow: UnitOfWork, job_id: str) -> Job:
+    row = uow.session.get(Job, job_id)
+    if row is None:
+        raise NotFound("job", job_id)
+    return row
+
+
+def _view(uow: UnitOfWork, row: Job, now: datetime) -> JobView:
+    return job_view(row, now, uow.settings.stale_progress_seconds)

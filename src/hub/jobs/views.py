@@ -1,0 +1,283 @@
+"""What the jobs module returns: plain, immutable views, judged at read time.
+
+Freshness and the stale-progress warning are computed from coordinator time when a
+view is made, never by a background job: silence becomes `UNOBSERVED`, not stopped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from hub.jobs.tables import TERMINAL_STATUSES, Evidence, Job, WatchWindow
+
+FRESH = "FRESH"
+UNOBSERVED = "UNOBSERVED"
+FINAL = "FINAL"
+
+
+@dataclass(frozen=True)
+class JobView:
+    id: str
+    project_id: str
+    task_id: str
+    attempt_id: str
+    client_job_id: str
+    producer: str
+    runner_host: str
+    checkout: str
+    snapshot: str | None
+    operation: str
+    invocation: str
+    expected_deadline: datetime | None
+    freshness_seconds: int
+    status: str
+    exit_status: int | None
+    status_note: str | None
+    observed_at: datetime | None
+    last_heard_at: datetime | None
+    observation_count: int
+    registered_at: datetime
+    registered_by: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    # Judged now, from coordinator time:
+    freshness: str
+    stale_progress: bool
+    past_deadline: bool
+    judged_at: datetime
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+@dataclass(frozen=True)
+class JobResult:
+    job: JobView
+    replay: bool = False
+
+
+def job_view(row: Job, now: datetime, stale_progress_seconds: int) -> JobView:
+    terminal = row.status in TERMINAL_STATUSES
+    heard = row.last_heard_at or row.registered_at
+    silent_for = now - heard
+    if terminal:
+        freshness = FINAL
+    elif silent_for >= timedelta(seconds=row.freshness_seconds):
+        # Not heard within the window: unknown, never "stopped" (contract: a previously
+        # running job with an unreachable observer is unobserved, not proved stopped).
+        freshness = UNOBSERVED
+    else:
+        freshness = FRESH
+    return JobView(
+        id=row.id,
+        project_id=row.project_id,
+        task_id=row.task_id,
+        attempt_id=row.attempt_id,
+        client_job_id=row.client_job_id,
+        producer=row.producer,
+        runner_host=row.runner_host,
+        checkout=row.checkout,
+        snapshot=row.snapshot,
+        operation=row.operation,
+        invocation=row.invocation,
+        expected_deadline=row.expected_deadline,
+        freshness_seconds=row.freshness_seconds,
+        status=row.status,
+        exit_status=row.exit_status,
+        status_note=row.status_note,
+        observed_at=row.observed_at,
+        last_heard_at=row.last_heard_at,
+        observation_count=row.observation_count,
+        registered_at=row.registered_at,
+        registered_by=row.registered_by,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        freshness=freshness,
+        # A warning only: it never fails, restarts or releases anything.
+        stale_progress=not terminal and silent_for >= timedelta(seconds=stale_progress_seconds),
+        past_deadline=(
+            not terminal and row.expected_deadline is not None and now >= row.expected_deadline
+        ),
+        judged_at=now,
+    )
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    outcome: str
+    reason: str
+    log_ref: str | None
+    artifact_refs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EvidenceView:
+    id: str
+    project_id: str
+    task_id: str
+    attempt_id: str
+    job_id: str | None
+    revision: str | None
+    tree_digest: str | None
+    dirty_snapshot_digest: str | None
+    changed_paths: tuple[str, ...]
+    check_definition_revision: str
+    config_fingerprint: str
+    environment_identity: str
+    started_at: datetime
+    ended_at: datetime
+    inputs_stable: bool
+    required_checks: tuple[str, ...]
+    checks: tuple[CheckResult, ...]
+    producer_id: str
+    reviewer_id: str | None
+    artifact_access: str
+    artifact_digests: tuple[str, ...]
+    wrapper_reported_success: bool | None
+    recorded_at: datetime
+    job_exit_status: int | None
+    passed: bool
+    not_passed_because: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Applicability:
+    applies: bool
+    reason: str
+
+
+def evidence_view(row: Evidence, job: Job | None) -> EvidenceView:
+    checks = tuple(_check(item) for item in row.checks or [])
+    reasons = verdict(row, checks, job)
+    return EvidenceView(
+        id=row.id,
+        project_id=row.project_id,
+        task_id=row.task_id,
+        attempt_id=row.attempt_id,
+        job_id=row.job_id,
+        revision=row.revision,
+        tree_digest=row.tree_digest,
+        dirty_snapshot_digest=row.dirty_snapshot_digest,
+        changed_paths=tuple(row.changed_paths or ()),
+        check_definition_revision=row.check_definition_revision,
+        config_fingerprint=row.config_fingerprint,
+        environment_identity=row.environment_identity,
+        started_at=row.started_at,
+        ended_at=row.ended_at,
+        inputs_stable=row.inputs_stable,
+        required_checks=tuple(row.required_checks or ()),
+        checks=checks,
+        producer_id=row.producer_id,
+        reviewer_id=row.reviewer_id,
+        artifact_access=row.artifact_access,
+        artifact_digests=tuple(row.artifact_digests or ()),
+        wrapper_reported_success=row.wrapper_reported_success,
+        recorded_at=row.recorded_at,
+        job_exit_status=job.exit_status if job is not None else None,
+        passed=not reasons,
+        not_passed_because=tuple(reasons),
+    )
+
+
+def verdict(row: Evidence, checks: tuple[CheckResult, ...], job: Job | None) -> list[str]:
+    """Why this evidence is not a pass (empty: it is one).
+
+    Only the producer's own results count: a wrapper's success, a missing check, an
+    unknown exit status or an interrupted run never become a pass (contract).
+    """
+    reasons: list[str] = []
+    required = list(row.required_checks or ())
+    if not required:
+        reasons.append("no required checks were declared")
+    outcomes = {check.name: check.outcome for check in checks}
+    for name in required:
+        outcome = outcomes.get(name)
+        if outcome is None:
+            reasons.append(f"required check {name!r} has no outcome")
+        elif outcome != "PASS":
+            reasons.append(f"required check {name!r} is {outcome}")
+    if not row.inputs_stable:
+        reasons.append("inputs changed while the checks ran")
+    if row.job_id is not None:
+        if job is None or job.exit_status is None:
+            reasons.append(f"job {row.job_id} has no producer exit status")
+        elif job.exit_status != 0:
+            reasons.append(f"job {row.job_id} exited with status {job.exit_status}")
+    return reasons
+
+
+def applicability(
+    view: EvidenceView, *, revision: str | None, tree_digest: str | None
+) -> Applicability:
+    """Whether this evidence speaks for the snapshot `revision` (with `tree_digest`).
+
+    A later mutation makes evidence inapplicable: only the exact commit matches, or a
+    dirty snapshot whose recorded tree digest equals the commit's actual tree digest.
+    """
+    if revision is not None and view.revision is not None:
+        if not (revision.startswith(view.revision) or view.revision.startswith(revision)):
+            return Applicability(False, f"evidence is for commit {view.revision}, not {revision}")
+        if tree_digest and view.tree_digest and tree_digest != view.tree_digest:
+            return Applicability(False, "the commit matches but the tree digests differ")
+        return Applicability(True, "same commit")
+    if view.dirty_snapshot_digest is not None:
+        if tree_digest is None or view.tree_digest is None:
+            return Applicability(
+                False,
+                "a dirty snapshot applies to a commit only through a matching tree digest",
+            )
+        if tree_digest != view.tree_digest:
+            return Applicability(False, "the snapshot's tree digest differs from this one")
+        return Applicability(True, "dirty snapshot with an identical tree digest")
+    return Applicability(False, "no commit or tree digest to compare")
+
+
+def _check(item: dict[str, Any]) -> CheckResult:
+    return CheckResult(
+        name=str(item["name"]),
+        outcome=str(item["outcome"]),
+        reason=str(item.get("reason") or ""),
+        log_ref=item.get("logRef"),
+        artifact_refs=tuple(item.get("artifactRefs") or ()),
+    )
+
+
+@dataclass(frozen=True)
+class WindowView:
+    id: str
+    project_id: str
+    task_id: str
+    attempt_id: str
+    session_id: str
+    action: str
+    opened_at: datetime
+    ends_at: datetime
+    closed_at: datetime | None
+    close_reason: str | None
+    is_open: bool
+
+
+@dataclass(frozen=True)
+class OpenedWindow:
+    window: WindowView
+    reporter_token: str
+
+
+def window_view(row: WatchWindow, now: datetime) -> WindowView:
+    return WindowView(
+        id=row.id,
+        project_id=row.project_id,
+        task_id=row.task_id,
+        attempt_id=row.attempt_id,
+        session_id=row.session_id,
+        action=row.action,
+        opened_at=row.opened_at,
+        ends_at=row.ends_at,
+        closed_at=row.closed_at,
+        close_reason=row.close_reason,
+        is_open=row.closed_at is None and now < row.ends_at,
+    )

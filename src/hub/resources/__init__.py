@@ -1,0 +1,1 @@
+"""resources: scoped shared resources, all-or-nothing reservations, recovery holds."""

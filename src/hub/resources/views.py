@@ -1,0 +1,132 @@
+"""What the resources module returns: plain views, with reservation states judged now.
+
+A reservation's state is a function of its attempt's lease and its jobs at the moment
+of reading (no background job moves it):
+
+    RESERVED  its attempt holds a live lease (or its job still runs under one)
+    HELD      the lease has ended while a job the attempt launched is not terminal:
+              a recovery hold, blocking this resource only
+    LAPSED    the lease has ended and no job of the attempt can still interfere
+    RELEASED  released by its owner, ended with its job, or its hold was cleared
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from hub.resources.tables import CapacityObservation, Reservation, Resource
+
+RESERVED, HELD, LAPSED, RELEASED = "RESERVED", "HELD", "LAPSED", "RELEASED"
+BLOCKING = (RESERVED, HELD)
+
+
+@dataclass(frozen=True)
+class ResourceView:
+    id: str
+    project_id: str
+    scope: str
+    key: str
+    mode: str
+    capacity: int | None
+    unit: str
+    description: str
+    shared_across_projects: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ReservationView:
+    id: str
+    resource_id: str
+    resource_key: str
+    project_id: str
+    task_id: str
+    attempt_id: str
+    job_id: str | None
+    units: int
+    state: str
+    open_job_ids: tuple[str, ...]
+    acquired_at: datetime
+    acquired_by: str
+    released_at: datetime | None
+    release_reason: str | None
+    hold_cleared_by: str | None
+    hold_clear_reason: str | None
+
+
+@dataclass(frozen=True)
+class CapacityReading:
+    id: str
+    resource_id: str
+    available: int
+    total: int | None
+    source: str
+    observed_at: datetime
+    recorded_at: datetime
+    recorded_by: str
+
+
+@dataclass(frozen=True)
+class ResourceStatus:
+    resource: ResourceView
+    reservations: tuple[ReservationView, ...]  # the blocking ones: RESERVED and HELD
+    units_in_use: int
+    latest_reading: CapacityReading | None
+
+
+@dataclass(frozen=True)
+class Acquisition:
+    reservations: tuple[ReservationView, ...]
+    replay: bool = False
+
+
+def resource_view(row: Resource, shared: bool) -> ResourceView:
+    return ResourceView(
+        id=row.id,
+        project_id=row.project_id,
+        scope=row.scope,
+        key=row.key,
+        mode=row.mode,
+        capacity=row.capacity,
+        unit=row.unit,
+        description=row.description,
+        shared_across_projects=shared,
+        created_at=row.created_at,
+    )
+
+
+def reservation_view(
+    row: Reservation, resource_key: str, state: str, open_jobs: tuple[str, ...]
+) -> ReservationView:
+    return ReservationView(
+        id=row.id,
+        resource_id=row.resource_id,
+        resource_key=resource_key,
+        project_id=row.project_id,
+        task_id=row.task_id,
+        attempt_id=row.attempt_id,
+        job_id=row.job_id,
+        units=row.units,
+        state=state,
+        open_job_ids=open_jobs,
+        acquired_at=row.acquired_at,
+        acquired_by=row.acquired_by,
+        released_at=row.released_at,
+        release_reason=row.release_reason,
+        hold_cleared_by=row.hold_cleared_by,
+        hold_clear_reason=row.hold_clear_reason,
+    )
+
+
+def capacity_reading(row: CapacityObservation) -> CapacityReading:
+    return CapacityReading(
+        id=row.id,
+        resource_id=row.resource_id,
+        available=row.available,
+        total=row.total,
+        source=row.source,
+        observed_at=row.observed_at,
+        recorded_at=row.recorded_at,
+        recorded_by=row.recorded_by,
+    )
