@@ -6,6 +6,7 @@ transaction; the API, the web layer and the CLI all go through them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
@@ -23,6 +24,7 @@ from hub.storage.database import Database
 from hub.storage.unit_of_work import UnitOfWork
 
 T = TypeVar("T")
+log = logging.getLogger("hub.runtime")
 
 # PostgreSQL deadlock_detected and serialization_failure: safe to run the operation again,
 # because nothing of the failed attempt was committed.
@@ -81,13 +83,15 @@ class Runtime:
                     uow.commit()
                 outcome = "commit"
                 return result
-            except IntegrityError:
+            except IntegrityError as exc:
                 # A concurrent writer got there first (same idempotency key, a unique or
                 # one-active-attempt index). Running again re-reads the state and answers
                 # as a replay or a typed conflict; if it still fails, say so, typed.
                 if attempt == 0:
                     outcome = "retry"
                     continue
+                # The constraint's message (not the statement or its parameters) for operators.
+                log.warning("integrity conflict after retry: %s", str(exc.orig).splitlines()[0])
                 raise Conflict("the change conflicts with concurrently stored data") from None
             except DBAPIError as exc:
                 code = getattr(exc.orig, "sqlstate", None)

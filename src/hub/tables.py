@@ -5,11 +5,13 @@ modules themselves never import each other's tables.
 """
 
 from hub.events import tables as events_tables
-from hub.identity import tables as identity_tables
 from hub.idempotency import tables as idempotency_tables
+from hub.identity import tables as identity_tables
+from hub.integration import tables as integration_tables
 from hub.jobs import tables as jobs_tables
 from hub.projects import tables as projects_tables
 from hub.resources import tables as resources_tables
+from hub.review import tables as review_tables
 from hub.storage.base import Base
 from hub.work import tables as work_tables
 
@@ -17,11 +19,13 @@ metadata = Base.metadata
 
 __all__ = [
     "events_tables",
-    "identity_tables",
     "idempotency_tables",
+    "identity_tables",
+    "integration_tables",
     "jobs_tables",
     "metadata",
     "projects_tables",
     "resources_tables",
+    "review_tables",
     "work_tables",
 ]

@@ -6,8 +6,6 @@ import os
 import stat
 from typing import Any
 
-import pytest
-
 from tests.client.conftest import AgentCli
 from tests.conftest import Principal
 from tests.support.work import new_task, task
@@ -112,12 +110,6 @@ def test_an_active_attempt_must_be_finished_before_claiming_more(
     assert agent_cli.json("claim", other, "--project", project)["task"]["id"] == other
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server bug: relinquishAttempt autoflushes tasks.current_attempt_id = NULL while "
-    "the task is still IN_PROGRESS (work/attempts.py _end_attempt then _return_task's "
-    "_has_delivery query), violating ck_tasks_current_attempt; answered as CONFLICT",
-)
 def test_relinquish_gives_the_task_back(
     agent_cli: AgentCli,
     operator: Principal,

@@ -22,15 +22,18 @@ from hub.api.jobs import JobsMutation, JobsQuery, JobsSubscription
 from hub.api.problems import ALL_PROBLEMS
 from hub.api.projects import ProjectsMutation, ProjectsQuery
 from hub.api.resources import ResourcesMutation, ResourcesQuery
+from hub.api.review import ReviewMutation, ReviewQuery
 from hub.api.work import WorkMutation, WorkQuery
 from hub.settings import Settings
 
 Query = merge_types(
-    "Query", (IdentityQuery, ProjectsQuery, WorkQuery, EventsQuery, JobsQuery, ResourcesQuery)
+    "Query",
+    (IdentityQuery, ProjectsQuery, WorkQuery, ReviewQuery, EventsQuery, JobsQuery, ResourcesQuery),
 )
 Mutation = merge_types(
     "Mutation",
-    (IdentityMutation, ProjectsMutation, WorkMutation, JobsMutation, ResourcesMutation),
+    (IdentityMutation, ProjectsMutation, WorkMutation, ReviewMutation, JobsMutation,
+     ResourcesMutation),
 )
 Subscription = merge_types("Subscription", (EventsSubscription, JobsSubscription))
 

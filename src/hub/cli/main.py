@@ -27,6 +27,8 @@ app.add_typer(db_app, name="db")
 app.add_typer(principal_app, name="principal")
 app.add_typer(token_app, name="token")
 app.add_typer(agent_app, name="agent")
+maintenance_app = typer.Typer(help="Upkeep.", no_args_is_help=True)
+app.add_typer(maintenance_app, name="maintenance")
 
 console = Console()
 errors = Console(stderr=True)
@@ -169,6 +171,17 @@ def token_list(principal: str) -> None:
     for view in views:
         state = f"revoked {view.revoked_at:%Y-%m-%d %H:%M}" if view.revoked_at else "active"
         console.print(f"{view.id}  {view.kind:<8} {state:<24} {view.label}")
+
+
+@maintenance_app.command("prune")
+def maintenance_prune() -> None:
+    """Prune idempotency receipts past retention into tombstones (the server also does
+    this periodically); drop tombstones past theirs."""
+    from hub.maintenance import prune
+
+    rt = runtime()
+    report = prune(rt)
+    console.print(f"{report.tombstoned} receipts tombstoned, {report.deleted} tombstones deleted")
 
 
 @app.command()

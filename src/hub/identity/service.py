@@ -304,6 +304,10 @@ def authenticate(uow: UnitOfWork, bearer: str) -> Actor:
         session = uow.session.get(AgentSession, token.session_id)
         if session is None or session.ended_at is not None:
             raise Unauthenticated("the session behind this token has ended")
+        if session.opened_with_token_id is not None:
+            opener = uow.session.get(ApiToken, session.opened_with_token_id)
+            if opener is None or opener.revoked_at is not None:
+                raise Unauthenticated("the credential that opened this session was revoked")
     return Actor(
         principal_id=principal.id,
         principal_name=principal.name,
@@ -357,11 +361,14 @@ def start_session(
     harness: str,
     harness_instance: str,
 ) -> StartedSession:
-    if actor.credential not in ("personal", "session"):
-        raise PermissionDenied("sessions are started with a personal or session token")
+    if actor.credential != "personal":
+        # A session is opened with the workstation credential; a session token cannot
+        # spawn sessions of its own (that would outlive the revocation of its parent).
+        raise PermissionDenied("sessions are started with a personal token")
     row = AgentSession(
         id=new_id("ses"),
         principal_id=actor.principal_id,
+        opened_with_token_id=actor.token_id,
         workstation=_clean("workstation", workstation),
         harness=_clean("harness", harness, max_length=120),
         harness_instance=_clean("harnessInstance", harness_instance),
@@ -455,3 +462,22 @@ def _session_view(row: AgentSession) -> SessionView:
         ended_at=row.ended_at,
         last_adapter_event=row.last_adapter_event,
     )
+
+
+def lock_active_session(uow: UnitOfWork, actor: Actor) -> SessionView:
+    """The caller's live session, row-locked so its claims are counted one at a time."""
+    if actor.session_id is None:
+        raise PermissionDenied("this operation needs a session token (startSession)")
+    row = uow.session.scalar(
+        select(AgentSession)
+        .where(AgentSession.id == actor.session_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if row is None:
+        raise NotFound("session", actor.session_id)
+    if row.principal_id != actor.principal_id:
+        raise NotYourSession(row.id)
+    if row.ended_at is not None:
+        raise SessionEnded(row.id)
+    return _session_view(row)

@@ -34,6 +34,10 @@ class AgentSession(Base):
     started_at: Mapped[datetime] = mapped_column(UTCDateTime)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     end_reason: Mapped[str | None] = mapped_column(String(500))
+    # The personal token that opened the session: revoking it ends the session's authority.
+    opened_with_token_id: Mapped[str | None] = mapped_column(
+        ForeignKey("api_tokens.id", use_alter=True)
+    )
     last_adapter_event: Mapped[str | None] = mapped_column(String(32))
     last_adapter_event_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 

@@ -33,7 +33,7 @@ from hub.ids import new_id
 from hub.inputs import clean_branch, clean_label, clean_list, clean_revision, clean_text
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work import dependencies
+from hub.work import dependencies, workflow
 from hub.work.errors import (
     AttemptLeaseExpired,
     AttemptSuperseded,
@@ -120,8 +120,7 @@ def claim_task(uow: UnitOfWork, actor: Actor, cmd: ClaimRequest) -> ClaimResult:
     prior = idempotency.recall(uow, actor, "claimTask", cmd.idempotency_key, request)
     if prior is not None:
         return _replayed_claim(uow, actor, prior["attempt_id"])
-    projects.ensure_project_exists(uow, cmd.project_id)
-    policy = projects.get_policy(uow, cmd.project_id)
+    policy = projects.get_policy(uow, cmd.project_id)  # NotFound if there is no such project
     if cmd.task_id is not None:
         task = lock_task(uow, cmd.task_id)
         if task.project_id != cmd.project_id:
@@ -129,7 +128,18 @@ def claim_task(uow: UnitOfWork, actor: Actor, cmd: ClaimRequest) -> ClaimResult:
         now = uow.now()
         _check_claimable(uow, task, now)
     else:
-        statement = ready_tasks(cmd.project_id, cmd.kinds).limit(1)
+        statement = (
+            ready_tasks(cmd.project_id, cmd.kinds)
+            .where(
+                ~(
+                    (Task.kind == "REVIEW")
+                    & func.coalesce(Task.subject_submission_id, "").in_(
+                        workflow.not_reviewable_by(session.id)
+                    )
+                )
+            )
+            .limit(1)
+        )
         if uow.dialect == "postgresql":
             # Competing claimers skip each other's locked candidates instead of queueing.
             statement = statement.with_for_update(skip_locked=True)
@@ -139,6 +149,7 @@ def claim_task(uow: UnitOfWork, actor: Actor, cmd: ClaimRequest) -> ClaimResult:
         task = found
         now = uow.now()
     _check_session_limit(uow, session.id, policy.max_active_attempts_per_session, now)
+    workflow.check_independent_reviewer(uow, task, session.id)
     attempt = _start_attempt(uow, task, session, policy, now, kind="FRESH", recovers=None)
     append_event(
         uow,
@@ -302,7 +313,7 @@ def _start_attempt(
     kind: str,
     recovers: str | None,
 ) -> Attempt:
-    task.generation += 1
+    generation = task.generation + 1
     attempt = Attempt(
         id=new_id("att"),
         project_id=task.project_id,
@@ -311,7 +322,7 @@ def _start_attempt(
         principal_id=session.principal_id,
         workstation=session.workstation,
         kind=kind,
-        generation=task.generation,
+        generation=generation,
         state="ACTIVE",
         lease_seconds=policy.lease_seconds,
         heartbeat_seconds=policy.heartbeat_seconds,
@@ -323,7 +334,9 @@ def _start_attempt(
     )
     uow.session.add(attempt)
     uow.session.flush()
-    # The state/current-attempt pair is written together (and a CHECK holds them so).
+    # The state/current-attempt pair is written together (and a CHECK holds them so), and
+    # with the new generation: one UPDATE of the (already locked) task row.
+    task.generation = generation
     task.state = "IN_PROGRESS"
     task.current_attempt_id = attempt.id
     task.updated_at = now
@@ -569,8 +582,9 @@ def relinquish_attempt(
     """Give the task back; the attempt and its checkpoints stay as history."""
     held = _hold(uow, actor, attempt_id, generation, needs_disposition=False)
     reason = clean_text("reason", reason, 2000)
+    next_state = _state_on_return(uow, held.task)
     _end_attempt(uow, held, "RELINQUISHED", reason)
-    _return_task(uow, held.task)
+    held.task.state = next_state
     append_event(
         uow,
         project_id=held.task.project_id,
@@ -642,8 +656,13 @@ def submit_attempt(uow: UnitOfWork, actor: Actor, cmd: SubmitRequest) -> Attempt
         created_at=held.now,
     )
     uow.session.add(submission)
+    uow.session.flush()
     _end_attempt(uow, held, "SUBMITTED", f"submitted {cmd.outcome}")
-    task.state = next_state
+    task.state = next_state  # with the attempt ended, in the same flush (CHECK current_attempt)
+    if task.kind == "IMPLEMENTATION" and cmd.outcome == "DELIVERED":
+        # A new candidate: reviews and integrations of earlier ones no longer apply.
+        workflow.close_superseded(uow, task.id, submission.id)
+        next_state = task.state = workflow.open_after_submission(uow, task, submission, policy)
     if next_state == "DONE":
         _complete(uow, task)
     uow.session.flush()
@@ -969,8 +988,10 @@ def _end_attempt(uow: UnitOfWork, held: _Held, state: str, reason: str) -> None:
     held.task.updated_at = held.now
 
 
-def _return_task(uow: UnitOfWork, task: Task) -> None:
-    task.state = "REVISION_NEEDED" if _has_delivery(uow, task.id) else "OPEN"
+def _state_on_return(uow: UnitOfWork, task: Task) -> str:
+    """Where a task goes when its attempt gives it back (read before the attempt ends:
+    state and current attempt must change in the same flush)."""
+    return "REVISION_NEEDED" if _has_delivery(uow, task.id) else "OPEN"
 
 
 def _complete(uow: UnitOfWork, task: Task) -> None:

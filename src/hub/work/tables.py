@@ -70,6 +70,7 @@ class Task(Base):
         ),
         Index("ix_tasks_project_id_state", "project_id", "state"),
         Index("ix_tasks_parent_id", "parent_id"),
+        Index("ix_tasks_subject_submission_id", "subject_submission_id"),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
@@ -81,6 +82,9 @@ class Task(Base):
     state: Mapped[str] = mapped_column(String(24), default="OPEN")
     parent_id: Mapped[str | None] = mapped_column(String(40))
     required: Mapped[bool] = mapped_column(Boolean, default=True)  # required child of parent
+    # Review and integration tasks: the immutable submission that made them eligible
+    # (never the implementation task's done state, which waits on them).
+    subject_submission_id: Mapped[str | None] = mapped_column(String(40))
     source_system: Mapped[str | None] = mapped_column(String(100))
     source_id: Mapped[str | None] = mapped_column(String(200))
     revision: Mapped[int] = mapped_column(Integer, default=1)

@@ -1,0 +1,1 @@
+"""Integration: serialized publishing into a target branch, and validation there."""

@@ -1,0 +1,554 @@
+"""Serialized integration into a target branch, and validation of the integrated result.
+
+The service never runs git. Clients report revisions; every report records who made
+it and how it was verified. The reservation keyed by (normalised remote, target
+branch) is held until the outcome is known: an UNCERTAIN publish keeps it until a
+reconciliation records what the remote really has. Only a validation of the
+published result completes the implementation task: a branch-only result never does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from hub.errors import Conflict, InvalidTransition, NotFound, PermissionDenied, ValidationFailed
+from hub.events.service import append_event
+from hub.identity.actor import Actor
+from hub.ids import new_id
+from hub.inputs import clean_branch, clean_list, clean_revision, clean_text
+from hub.integration.errors import TargetReserved
+from hub.integration.tables import (
+    OUTCOMES,
+    VERIFICATIONS,
+    Integration,
+    IntegrationReport,
+    IntegrationReservation,
+    Validation,
+)
+from hub.projects import service as projects
+from hub.review import service as review
+from hub.storage.unit_of_work import UnitOfWork
+from hub.work import service as work
+
+
+@dataclass(frozen=True)
+class IntegrationView:
+    id: str
+    project_id: str
+    submission_id: str
+    task_id: str
+    integration_task_id: str
+    attempt_id: str
+    repository_id: str
+    binding: str
+    target_branch: str
+    candidate_revision: str
+    policy_revision: int
+    expected_base_revision: str
+    result_revision: str | None
+    state: str
+    reservation_held: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ReportView:
+    id: str
+    integration_id: str
+    outcome: str
+    base_revision: str | None
+    result_revision: str | None
+    verified_how: str
+    note: str
+    reported_by: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ValidationView:
+    id: str
+    integration_id: str
+    result_revision: str
+    passed: bool
+    evidence: tuple[str, ...]
+    summary: str
+    reported_by: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class IntegrationClaim:
+    submission_id: str
+    observed_target_revision: str
+    target_branch: str | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class ClaimedIntegration:
+    claim: work.ClaimResult
+    integration: IntegrationView
+
+
+@dataclass(frozen=True)
+class IntegrationReportRequest:
+    attempt_id: str
+    generation: int
+    integration_id: str
+    outcome: str
+    target_branch: str
+    base_revision: str | None = None
+    result_revision: str | None = None
+    verified_how: str = "CLIENT_REPORTED"
+    note: str = ""
+
+
+# --- claiming -------------------------------------------------------------------------
+
+
+def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> ClaimedIntegration:
+    """Claim the submission's integration task and the target's exclusive reservation,
+    in one transaction, after checking it is ready: current submission, pinned review
+    policy satisfied, no unresolved required findings."""
+    subject = work.get_submission(uow, cmd.submission_id)
+    observed = clean_revision("observedTargetRevision", cmd.observed_target_revision)
+    open_tasks = [
+        t for t in work.workflow_tasks(uow, subject.id, "INTEGRATION") if t.state != "CLOSED"
+    ]
+    if not open_tasks:
+        raise InvalidTransition(f"submission {subject.id} is not awaiting integration")
+    claim = work.claim_task(
+        uow,
+        actor,
+        work.ClaimRequest(
+            project_id=subject.project_id,
+            task_id=open_tasks[-1].id,
+            idempotency_key=cmd.idempotency_key,
+        ),
+    )
+    if claim.replay:
+        existing = uow.session.scalar(
+            select(Integration).where(Integration.attempt_id == claim.attempt.id)
+        )
+        if existing is not None:
+            return ClaimedIntegration(claim, _view(uow, existing))
+    _require_ready(uow, subject)
+    worktrees = work.task_worktrees(uow, subject.task_id)
+    if not worktrees:
+        raise InvalidTransition(f"task {subject.task_id} has no registered worktree")
+    repository = projects.get_repository(
+        uow, project_id=subject.project_id, repository_id=worktrees[-1].repository_id
+    )
+    branch = clean_branch("targetBranch", cmd.target_branch or repository.default_branch)
+    key = f"{repository.binding}#{branch}"
+    _reserve(uow, key)
+    now = uow.now()
+    row = Integration(
+        id=new_id("int"),
+        project_id=subject.project_id,
+        submission_id=subject.id,
+        task_id=subject.task_id,
+        integration_task_id=claim.task.id,
+        attempt_id=claim.attempt.id,
+        repository_id=repository.id,
+        binding=repository.binding,
+        target_branch=branch,
+        candidate_revision=subject.candidate_revision or "",
+        policy_revision=subject.policy_revision,
+        expected_base_revision=observed,
+        state="IN_PROGRESS",
+        created_at=now,
+        updated_at=now,
+    )
+    uow.session.add(row)
+    uow.session.flush()
+    uow.session.add(
+        IntegrationReservation(
+            key=key,
+            integration_id=row.id,
+            project_id=row.project_id,
+            state="HELD",
+            acquired_at=now,
+        )
+    )
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=row.project_id,
+        kind="integration.claimed",
+        subject_id=row.task_id,
+        actor_id=actor.principal_id,
+        payload={"integration": row.id, "submission": subject.id, "target": key},
+    )
+    return ClaimedIntegration(claim, _view(uow, row))
+
+
+def _reserve(uow: UnitOfWork, key: str) -> None:
+    held = uow.session.scalar(
+        select(IntegrationReservation).where(IntegrationReservation.key == key).with_for_update()
+    )
+    if held is not None:
+        raise TargetReserved(key, held.integration_id, held.state)
+
+
+def _require_ready(uow: UnitOfWork, subject: work.SubmissionView) -> None:
+    """Readiness and the integration transaction agree on the current submission, the
+    pinned policy, the candidate and the review state."""
+    current = work.current_submission(uow, subject.task_id)
+    if current is None or current.id != subject.id:
+        raise Conflict(
+            f"submission {subject.id} is not the current candidate of task {subject.task_id}"
+        )
+    task = work.get_task(uow, subject.task_id)
+    if task.state != "AWAITING_INTEGRATION":
+        raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting integration")
+    status = review.review_status(uow, subject.id)
+    if status.unresolved_required_findings:
+        raise InvalidTransition(
+            "unresolved required findings block integration: "
+            + ", ".join(status.unresolved_required_findings)
+        )
+    if not status.approved:
+        raise InvalidTransition(
+            f"submission {subject.id} is not approved under policy revision "
+            f"{status.policy_revision}: {status.waiting_reason}"
+        )
+
+
+# --- reporting ------------------------------------------------------------------------
+
+
+def record_integration_result(
+    uow: UnitOfWork, actor: Actor, cmd: IntegrationReportRequest
+) -> IntegrationView:
+    held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
+    row = _owned(uow, cmd.integration_id, held.attempt.id)
+    if row.state != "IN_PROGRESS":
+        raise InvalidTransition(f"integration {row.id} is {row.state}")
+    if cmd.outcome not in OUTCOMES:
+        raise ValidationFailed("outcome", f"must be one of {', '.join(OUTCOMES)}")
+    if clean_branch("targetBranch", cmd.target_branch) != row.target_branch:
+        raise ValidationFailed(
+            "targetBranch",
+            f"integration {row.id} publishes into {row.target_branch}, not {cmd.target_branch}",
+        )
+    verified = _verification(cmd.verified_how)
+    base = clean_revision("baseRevision", cmd.base_revision) if cmd.base_revision else None
+    result = clean_revision("resultRevision", cmd.result_revision) if cmd.result_revision else None
+    note = clean_text("note", cmd.note, 10_000, required=False)
+    subject = work.get_submission(uow, row.submission_id)
+    _require_ready(uow, subject)
+    if cmd.outcome == "PUBLISHED":
+        if base is None or result is None:
+            raise ValidationFailed("resultRevision", "a publish reports its base and result")
+        if base != row.expected_base_revision:
+            raise Conflict(
+                f"the target was at {row.expected_base_revision} when checked, not {base}: "
+                "report TARGET_MOVED, reconcile, and validate the new result"
+            )
+        row.state = "PUBLISHED"
+        row.result_revision = result
+        _release(uow, row)
+    elif cmd.outcome == "TARGET_MOVED":
+        if base is None:
+            raise ValidationFailed("baseRevision", "TARGET_MOVED reports where the target is now")
+        row.expected_base_revision = base
+    elif cmd.outcome == "CONFLICT":
+        row.state = "CONFLICT"
+        _release(uow, row)
+        work.finish_workflow_attempt(uow, held.attempt.id, "integration conflicted")
+        work.return_for_revision(
+            uow,
+            row.task_id,
+            reason=f"integration {row.id} conflicted with {row.target_branch}",
+            actor_id=actor.principal_id,
+        )
+    elif cmd.outcome == "UNCERTAIN":
+        # Nobody knows whether the push landed: keep the target reserved until reconciled.
+        row.state = "UNCERTAIN"
+        reservation = uow.session.get_one(IntegrationReservation, _key(row))
+        reservation.state = "UNCERTAIN"
+    else:  # ABANDONED
+        row.state = "ABANDONED"
+        _release(uow, row)
+        work.reopen_workflow_task(
+            uow,
+            row.integration_task_id,
+            reason=f"integration {row.id} abandoned",
+            actor_id=actor.principal_id,
+        )
+    _report(uow, actor, row, cmd.outcome, base, result, verified, note)
+    return _view(uow, row)
+
+
+def reconcile_integration(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    integration_id: str,
+    remote_revision: str,
+    published: bool,
+    verified_how: str = "CLIENT_REPORTED",
+    note: str = "",
+) -> IntegrationView:
+    """Record what the remote target really holds after an uncertain publish."""
+    row = _lock(uow, integration_id)
+    attempt = work.get_attempt(uow, row.attempt_id)
+    if not actor.is_operator and actor.session_id != attempt.session_id:
+        raise PermissionDenied(
+            "an uncertain publish is reconciled by its integrator's session or an operator"
+        )
+    if actor.is_reporter:
+        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
+    if row.state != "UNCERTAIN":
+        raise InvalidTransition(f"integration {row.id} is {row.state}, not UNCERTAIN")
+    remote = clean_revision("remoteRevision", remote_revision)
+    verified = _verification(verified_how)
+    note = clean_text("note", note, 10_000, required=False)
+    _release(uow, row)
+    if published:
+        row.state = "PUBLISHED"
+        row.result_revision = remote
+    else:
+        row.state = "ABANDONED"
+        work.reopen_workflow_task(
+            uow,
+            row.integration_task_id,
+            reason=f"integration {row.id} did not publish",
+            actor_id=actor.principal_id,
+        )
+    _report(uow, actor, row, "RECONCILED", None, remote, verified, note)
+    return _view(uow, row)
+
+
+def record_validation(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    attempt_id: str,
+    generation: int,
+    integration_id: str,
+    result_revision: str,
+    passed: bool,
+    evidence: Sequence[str],
+    summary: str = "",
+) -> ValidationView:
+    """Validation of the integrated result: only this completes the implementation."""
+    held = work.hold_attempt(uow, actor, attempt_id=attempt_id, generation=generation)
+    row = _owned(uow, integration_id, held.attempt.id)
+    if row.state != "PUBLISHED":
+        raise InvalidTransition(
+            f"integration {row.id} is {row.state}: only a published result is validated"
+        )
+    revision = clean_revision("resultRevision", result_revision)
+    if revision != row.result_revision:
+        raise Conflict(
+            f"{revision} is not the integrated result ({row.result_revision}): "
+            "a validation of an old result does not count"
+        )
+    items = clean_list("evidence", evidence, max_items=50, max_length=2000)
+    if not items:
+        raise ValidationFailed("evidence", "a validation names its evidence")
+    now = uow.now()
+    validation = Validation(
+        id=new_id("val"),
+        project_id=row.project_id,
+        integration_id=row.id,
+        result_revision=revision,
+        passed=passed,
+        evidence=items,
+        summary=clean_text("summary", summary, 10_000, required=False),
+        reported_by=actor.principal_id,
+        created_at=now,
+    )
+    uow.session.add(validation)
+    row.state = "VALIDATED" if passed else "FAILED_VALIDATION"
+    row.updated_at = now
+    uow.session.flush()
+    work.finish_workflow_attempt(
+        uow, held.attempt.id, f"validation {'passed' if passed else 'failed'}"
+    )
+    if passed:
+        work.complete_delivery(
+            uow,
+            row.task_id,
+            actor_id=actor.principal_id,
+            reason=f"integrated into {row.target_branch} as {revision} and validated",
+        )
+    else:
+        work.return_for_revision(
+            uow, row.task_id, reason=f"validation of {revision} failed", actor_id=actor.principal_id
+        )
+    append_event(
+        uow,
+        project_id=row.project_id,
+        kind="integration.validated",
+        subject_id=row.task_id,
+        actor_id=actor.principal_id,
+        payload={"integration": row.id, "passed": passed, "result": revision},
+    )
+    return _validation_view(validation)
+
+
+# --- internals ------------------------------------------------------------------------
+
+
+def _key(row: Integration) -> str:
+    return f"{row.binding}#{row.target_branch}"
+
+
+def _release(uow: UnitOfWork, row: Integration) -> None:
+    reservation = uow.session.get(IntegrationReservation, _key(row))
+    if reservation is not None and reservation.integration_id == row.id:
+        uow.session.delete(reservation)
+        uow.session.flush()
+
+
+def _lock(uow: UnitOfWork, integration_id: str) -> Integration:
+    row = uow.session.scalar(
+        select(Integration).where(Integration.id == integration_id).with_for_update()
+    )
+    if row is None:
+        raise NotFound("integration", integration_id)
+    return row
+
+
+def _owned(uow: UnitOfWork, integration_id: str, attempt_id: str) -> Integration:
+    row = _lock(uow, integration_id)
+    if row.attempt_id != attempt_id:
+        raise PermissionDenied(f"integration {row.id} belongs to attempt {row.attempt_id}")
+    return row
+
+
+def _verification(value: str) -> str:
+    if value not in VERIFICATIONS:
+        raise ValidationFailed("verifiedHow", f"must be one of {', '.join(VERIFICATIONS)}")
+    return value
+
+
+def _report(
+    uow: UnitOfWork,
+    actor: Actor,
+    row: Integration,
+    outcome: str,
+    base: str | None,
+    result: str | None,
+    verified: str,
+    note: str,
+) -> None:
+    now = uow.now()
+    row.updated_at = now
+    uow.session.add(
+        IntegrationReport(
+            id=new_id("irp"),
+            project_id=row.project_id,
+            integration_id=row.id,
+            outcome=outcome,
+            base_revision=base,
+            result_revision=result,
+            verified_how=verified,
+            note=note,
+            reported_by=actor.principal_id,
+            created_at=now,
+        )
+    )
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=row.project_id,
+        kind="integration.reported",
+        subject_id=row.task_id,
+        actor_id=actor.principal_id,
+        payload={
+            "integration": row.id,
+            "outcome": outcome,
+            "result": result,
+            "verifiedHow": verified,
+        },
+    )
+
+
+def get_integration(uow: UnitOfWork, integration_id: str) -> IntegrationView:
+    row = uow.session.get(Integration, integration_id)
+    if row is None:
+        raise NotFound("integration", integration_id)
+    return _view(uow, row)
+
+
+def integrations_of(uow: UnitOfWork, task_id: str) -> list[IntegrationView]:
+    rows = uow.session.scalars(
+        select(Integration).where(Integration.task_id == task_id).order_by(Integration.id)
+    ).all()
+    return [_view(uow, row) for row in rows]
+
+
+def reports_of(uow: UnitOfWork, integration_id: str) -> list[ReportView]:
+    rows = uow.session.scalars(
+        select(IntegrationReport)
+        .where(IntegrationReport.integration_id == integration_id)
+        .order_by(IntegrationReport.id)
+    ).all()
+    return [
+        ReportView(
+            id=r.id,
+            integration_id=r.integration_id,
+            outcome=r.outcome,
+            base_revision=r.base_revision,
+            result_revision=r.result_revision,
+            verified_how=r.verified_how,
+            note=r.note,
+            reported_by=r.reported_by,
+            created_at=r.created_at,
+        )
+        for r in rows
+    ]
+
+
+def validations_of(uow: UnitOfWork, integration_id: str) -> list[ValidationView]:
+    rows = uow.session.scalars(
+        select(Validation)
+        .where(Validation.integration_id == integration_id)
+        .order_by(Validation.id)
+    ).all()
+    return [_validation_view(row) for row in rows]
+
+
+def _view(uow: UnitOfWork, row: Integration) -> IntegrationView:
+    reservation = uow.session.get(IntegrationReservation, _key(row))
+    return IntegrationView(
+        id=row.id,
+        project_id=row.project_id,
+        submission_id=row.submission_id,
+        task_id=row.task_id,
+        integration_task_id=row.integration_task_id,
+        attempt_id=row.attempt_id,
+        repository_id=row.repository_id,
+        binding=row.binding,
+        target_branch=row.target_branch,
+        candidate_revision=row.candidate_revision,
+        policy_revision=row.policy_revision,
+        expected_base_revision=row.expected_base_revision,
+        result_revision=row.result_revision,
+        state=row.state,
+        reservation_held=reservation is not None and reservation.integration_id == row.id,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def _validation_view(row: Validation) -> ValidationView:
+    return ValidationView(
+        id=row.id,
+        integration_id=row.integration_id,
+        result_revision=row.result_revision,
+        passed=row.passed,
+        evidence=tuple(row.evidence or ()),
+        summary=row.summary,
+        reported_by=row.reported_by,
+        created_at=row.created_at,
+    )

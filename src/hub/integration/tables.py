@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from hub.storage.base import Base, JSONDocument, UTCDateTime
+
+INTEGRATION_STATES = (
+    "IN_PROGRESS",
+    "PUBLISHED",
+    "CONFLICT",
+    "UNCERTAIN",
+    "ABANDONED",
+    "VALIDATED",
+    "FAILED_VALIDATION",
+)
+OUTCOMES = ("PUBLISHED", "TARGET_MOVED", "CONFLICT", "UNCERTAIN", "ABANDONED")
+VERIFICATIONS = ("CLIENT_REPORTED", "VERIFIED_BY_REVIEWER", "VERIFIED_BY_JOB", "VERIFIED_BY_HOST")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Integration(Base):
+    __tablename__ = "integrations"
+    __table_args__ = (
+        UniqueConstraint("project_id", "id"),
+        ForeignKeyConstraint(
+            ["project_id", "submission_id"], ["submissions.project_id", "submissions.id"]
+        ),
+        ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
+        ForeignKeyConstraint(
+            ["project_id", "repository_id"], ["repositories.project_id", "repositories.id"]
+        ),
+        CheckConstraint(_in("state", INTEGRATION_STATES), name="state"),
+        Index("ix_integrations_submission_id", "submission_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+    submission_id: Mapped[str] = mapped_column(String(40))
+    task_id: Mapped[str] = mapped_column(String(40))  # the implementation task
+    integration_task_id: Mapped[str] = mapped_column(String(40))
+    attempt_id: Mapped[str] = mapped_column(String(40))
+    repository_id: Mapped[str] = mapped_column(String(40))
+    binding: Mapped[str] = mapped_column(String(500))
+    target_branch: Mapped[str] = mapped_column(String(255))
+    candidate_revision: Mapped[str] = mapped_column(String(64))
+    policy_revision: Mapped[int] = mapped_column(Integer)
+    # The target as observed at readiness; a TARGET_MOVED report replaces it.
+    expected_base_revision: Mapped[str] = mapped_column(String(64))
+    result_revision: Mapped[str | None] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(20))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class IntegrationReport(Base):
+    """Every outcome reported for an integration, with who reported it and how verified."""
+
+    __tablename__ = "integration_reports"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["project_id", "integration_id"], ["integrations.project_id", "integrations.id"]
+        ),
+        CheckConstraint(_in("outcome", (*OUTCOMES, "RECONCILED")), name="outcome"),
+        CheckConstraint(_in("verified_how", VERIFICATIONS), name="verified_how"),
+        Index("ix_integration_reports_integration_id", "integration_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+    integration_id: Mapped[str] = mapped_column(String(40))
+    outcome: Mapped[str] = mapped_column(String(20))
+    base_revision: Mapped[str | None] = mapped_column(String(64))
+    result_revision: Mapped[str | None] = mapped_column(String(64))
+    verified_how: Mapped[str] = mapped_column(String(24))
+    note: Mapped[str] = mapped_column(Text, default="")
+    reported_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class IntegrationReservation(Base):
+    """The exclusive right to publish into one target branch of one remote.
+
+    Keyed by the normalised repository binding and branch, not by project: two projects
+    bound to the same remote share it (decisions §8).
+    """
+
+    __tablename__ = "integration_reservations"
+    __table_args__ = (CheckConstraint("state IN ('HELD', 'UNCERTAIN')", name="state"),)
+
+    key: Mapped[str] = mapped_column(String(800), primary_key=True)
+    integration_id: Mapped[str] = mapped_column(ForeignKey("integrations.id"))
+    project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
+    state: Mapped[str] = mapped_column(String(12))
+    acquired_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Validation(Base):
+    __tablename__ = "validations"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["project_id", "integration_id"], ["integrations.project_id", "integrations.id"]
+        ),
+        Index("ix_validations_integration_id", "integration_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+    integration_id: Mapped[str] = mapped_column(String(40))
+    result_revision: Mapped[str] = mapped_column(String(64))
+    passed: Mapped[bool] = mapped_column(Boolean)
+    evidence: Mapped[list[str]] = mapped_column(JSONDocument, default=list)
+    summary: Mapped[str] = mapped_column(Text, default="")
+    reported_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

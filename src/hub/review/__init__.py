@@ -1,0 +1,1 @@
+"""Review: independent agent reviews, human decisions, findings and their resolution."""

@@ -1,0 +1,483 @@
+"""Reviews of immutable submissions, under the review policy pinned at submit time.
+
+Independence: an agent reviewer's session and attempt differ from every session and
+attempt recorded as a contributor to the candidate, across recoveries and
+resubmissions. Human decisions come only from authenticated human principals. A
+rejection sends the implementation back for revision; approvals apply only to the
+submission they name; BLOCKER and MAJOR findings must be resolved before integration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+
+from hub.errors import NotFound, PermissionDenied, ValidationFailed
+from hub.events.service import append_event
+from hub.identity.actor import Actor
+from hub.ids import new_id
+from hub.inputs import clean_label, clean_list, clean_text
+from hub.projects import service as projects
+from hub.review.errors import NotIndependent, ObsoleteSubmission
+from hub.review.tables import Finding, HumanReviewRequest, Review
+from hub.storage.unit_of_work import UnitOfWork
+from hub.work import service as work
+
+DECISIONS = ("APPROVE", "REJECT")
+SEVERITIES = ("BLOCKER", "MAJOR", "MINOR", "NOTE")
+# Findings that must be resolved before the work may be integrated.
+REQUIRED_SEVERITIES = ("BLOCKER", "MAJOR")
+
+
+@dataclass(frozen=True)
+class NewFinding:
+    severity: str
+    title: str
+    remedy: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ReviewDecision:
+    submission_id: str
+    decision: str
+    summary: str
+    findings: Sequence[NewFinding] = ()
+    evidence: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class FindingView:
+    id: str
+    project_id: str
+    review_id: str
+    submission_id: str
+    task_id: str
+    severity: str
+    title: str
+    detail: str
+    remedy: str
+    required: bool
+    resolution: str | None
+    resolution_evidence: tuple[str, ...]
+    resolved_by: str | None
+    resolved_at: datetime | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ReviewView:
+    id: str
+    project_id: str
+    submission_id: str
+    task_id: str
+    candidate_revision: str | None
+    reviewer_kind: str
+    principal_id: str
+    session_id: str | None
+    attempt_id: str | None
+    decision: str
+    summary: str
+    evidence: tuple[str, ...]
+    policy_revision: int
+    created_at: datetime
+    findings: tuple[FindingView, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ReviewStatus:
+    """Where a submission stands against its pinned policy."""
+
+    submission_id: str
+    task_id: str
+    policy_revision: int
+    review_policy: str
+    agent_approvals: int
+    required_agent_approvals: int
+    human_approvals: int
+    required_human_approvals: int
+    rejected: bool
+    unresolved_required_findings: tuple[str, ...]
+    human_review_requested: bool
+    approved: bool
+    ready_for_integration: bool
+    waiting_reason: str | None
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    task: work.TaskView
+    submission: work.SubmissionView
+    status: ReviewStatus
+    waiting_since: datetime
+    escalated: bool
+
+
+# --- decisions ------------------------------------------------------------------------
+
+
+def submit_review(
+    uow: UnitOfWork, actor: Actor, *, attempt_id: str, generation: int, decision: ReviewDecision
+) -> ReviewView:
+    """An agent's review, made under its own attempt on the review task."""
+    held = work.hold_attempt(uow, actor, attempt_id=attempt_id, generation=generation)
+    review_task = held.task
+    if review_task.kind != "REVIEW":
+        raise ValidationFailed("attemptId", f"attempt {attempt_id} is not on a review task")
+    subject = work.subject_of(uow, review_task.id)
+    if subject.id != decision.submission_id:
+        raise ValidationFailed(
+            "submissionId",
+            f"this review task is for submission {subject.id}, not {decision.submission_id}",
+        )
+    _require_current(uow, subject)
+    team = work.contributors(uow, subject.task_id)
+    if actor.session_id in team.session_ids or attempt_id in team.attempt_ids:
+        raise NotIndependent(
+            f"session {actor.session_id} or attempt {attempt_id} contributed to the candidate "
+            f"of task {subject.task_id}: an independent review needs a separate session"
+        )
+    review = _record(uow, actor, subject, decision, kind="AGENT", attempt_id=attempt_id)
+    work.finish_workflow_attempt(uow, attempt_id, f"reviewed: {decision.decision}")
+    _settle(uow, subject, actor)
+    return review
+
+
+def record_human_review(uow: UnitOfWork, actor: Actor, decision: ReviewDecision) -> ReviewView:
+    """A human's decision: only an authenticated human principal records one."""
+    if not actor.is_human or actor.credential not in ("personal", "web"):
+        raise PermissionDenied(
+            "only an authenticated human records a human review; agents may requestHumanReview"
+        )
+    subject = work.get_submission(uow, decision.submission_id)
+    _require_current(uow, subject)
+    policy = projects.get_policy(uow, subject.project_id, subject.policy_revision)
+    team = work.contributors(uow, subject.task_id)
+    if actor.principal_id in team.principal_ids and not policy.human_may_approve_own_agent:
+        raise NotIndependent(
+            f"{actor.principal_name} contributed to this candidate and the policy does not let "
+            "contributors approve their own work"
+        )
+    review = _record(uow, actor, subject, decision, kind="HUMAN", attempt_id=None)
+    _settle(uow, subject, actor)
+    return review
+
+
+def request_human_review(
+    uow: UnitOfWork, actor: Actor, *, submission_id: str, context: str
+) -> ReviewStatus:
+    if actor.is_reporter:
+        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
+    subject = work.get_submission(uow, submission_id)
+    _require_current(uow, subject)
+    uow.session.add(
+        HumanReviewRequest(
+            id=new_id("hrr"),
+            project_id=subject.project_id,
+            submission_id=subject.id,
+            requested_by=actor.principal_id,
+            context=clean_text("context", context, 10_000),
+            created_at=uow.now(),
+        )
+    )
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=subject.project_id,
+        kind="review.human_requested",
+        subject_id=subject.task_id,
+        actor_id=actor.principal_id,
+        payload={"submission": subject.id},
+    )
+    return review_status(uow, subject.id)
+
+
+def resolve_finding(
+    uow: UnitOfWork, actor: Actor, *, finding_id: str, resolution: str, evidence: Sequence[str]
+) -> FindingView:
+    """Record how a finding was addressed, with evidence (e.g. the fixing commit)."""
+    if actor.is_reporter:
+        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
+    row = uow.session.get(Finding, finding_id)
+    if row is None:
+        raise NotFound("finding", finding_id)
+    if row.resolved_at is not None:
+        return _finding_view(row)
+    row.resolution = clean_text("resolution", resolution, 10_000)
+    row.resolution_evidence = clean_list("evidence", evidence, max_items=20, max_length=2000)
+    if not row.resolution_evidence:
+        raise ValidationFailed("evidence", "a resolution names its evidence")
+    row.resolved_by = actor.principal_id
+    row.resolved_at = uow.now()
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=row.project_id,
+        kind="finding.resolved",
+        subject_id=row.task_id,
+        actor_id=actor.principal_id,
+        payload={"finding": row.id},
+    )
+    current = work.current_submission(uow, row.task_id)
+    if current is not None:
+        _settle(uow, current, actor)
+    return _finding_view(row)
+
+
+def _record(
+    uow: UnitOfWork,
+    actor: Actor,
+    subject: work.SubmissionView,
+    decision: ReviewDecision,
+    *,
+    kind: str,
+    attempt_id: str | None,
+) -> ReviewView:
+    if decision.decision not in DECISIONS:
+        raise ValidationFailed("decision", "must be APPROVE or REJECT")
+    findings = [_clean_finding(index, f) for index, f in enumerate(decision.findings)]
+    if len(findings) > 100:
+        raise ValidationFailed("findings", "must have at most 100 items")
+    if decision.decision == "REJECT" and not findings:
+        raise ValidationFailed("findings", "a rejection names at least one finding")
+    now = uow.now()
+    review = Review(
+        id=new_id("rev"),
+        project_id=subject.project_id,
+        submission_id=subject.id,
+        task_id=subject.task_id,
+        candidate_revision=subject.candidate_revision,
+        reviewer_kind=kind,
+        principal_id=actor.principal_id,
+        session_id=actor.session_id,
+        attempt_id=attempt_id,
+        decision=decision.decision,
+        summary=clean_text("summary", decision.summary, 20_000),
+        evidence=clean_list("evidence", decision.evidence, max_items=50, max_length=2000),
+        policy_revision=subject.policy_revision,
+        created_at=now,
+    )
+    uow.session.add(review)
+    uow.session.flush()
+    for finding in findings:
+        uow.session.add(
+            Finding(
+                id=new_id("fnd"),
+                project_id=subject.project_id,
+                review_id=review.id,
+                submission_id=subject.id,
+                task_id=subject.task_id,
+                severity=finding.severity,
+                title=finding.title,
+                detail=finding.detail,
+                remedy=finding.remedy,
+                created_at=now,
+            )
+        )
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=subject.project_id,
+        kind="review.recorded",
+        subject_id=subject.task_id,
+        actor_id=actor.principal_id,
+        payload={
+            "review": review.id,
+            "submission": subject.id,
+            "decision": decision.decision,
+            "reviewer": kind,
+            "findings": len(findings),
+        },
+    )
+    return _review_view(uow, review)
+
+
+def _clean_finding(index: int, finding: NewFinding) -> NewFinding:
+    field_name = f"findings[{index}]"
+    if finding.severity not in SEVERITIES:
+        raise ValidationFailed(f"{field_name}.severity", f"must be one of {', '.join(SEVERITIES)}")
+    return NewFinding(
+        severity=finding.severity,
+        title=clean_label(f"{field_name}.title", finding.title, 300),
+        remedy=clean_text(f"{field_name}.remedy", finding.remedy, 10_000),
+        detail=clean_text(f"{field_name}.detail", finding.detail, 20_000, required=False),
+    )
+
+
+def _require_current(uow: UnitOfWork, subject: work.SubmissionView) -> None:
+    if subject.outcome != "DELIVERED":
+        raise ValidationFailed("submissionId", f"submission {subject.id} delivered no candidate")
+    current = work.current_submission(uow, subject.task_id)
+    if current is None or current.id != subject.id:
+        raise ObsoleteSubmission(subject.id, current.id if current else None)
+    task = work.get_task(uow, subject.task_id)
+    if task.state != "AWAITING_REVIEW":
+        raise ObsoleteSubmission(subject.id, f"task is {task.state}")
+
+
+def _settle(uow: UnitOfWork, subject: work.SubmissionView, actor: Actor) -> None:
+    """Move the implementation on once the decisions so far settle it."""
+    task = work.get_task(uow, subject.task_id)
+    if task.state != "AWAITING_REVIEW":
+        return
+    status = review_status(uow, subject.id)
+    if status.rejected:
+        work.return_for_revision(
+            uow,
+            subject.task_id,
+            reason=f"submission {subject.id} was rejected in review",
+            actor_id=actor.principal_id,
+        )
+    elif status.ready_for_integration:
+        work.advance_to_integration(uow, subject.task_id, subject.id, actor_id=actor.principal_id)
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+def review_status(uow: UnitOfWork, submission_id: str) -> ReviewStatus:
+    subject = work.get_submission(uow, submission_id)
+    policy = projects.get_policy(uow, subject.project_id, subject.policy_revision)
+    reviews = uow.session.scalars(select(Review).where(Review.submission_id == subject.id)).all()
+    agent_approvals = sum(
+        1 for r in reviews if r.reviewer_kind == "AGENT" and r.decision == "APPROVE"
+    )
+    human_approvals = sum(
+        1 for r in reviews if r.reviewer_kind == "HUMAN" and r.decision == "APPROVE"
+    )
+    rejected = any(r.decision == "REJECT" for r in reviews)
+    needs_agent = policy.review_policy in ("AGENT", "AGENT_AND_HUMAN")
+    needs_human = policy.review_policy in ("HUMAN", "AGENT_AND_HUMAN")
+    required_agent = policy.required_agent_approvals if needs_agent else 0
+    required_human = policy.required_human_approvals if needs_human else 0
+    unresolved = unresolved_required_findings(uow, subject.task_id)
+    approved = (
+        not rejected and agent_approvals >= required_agent and human_approvals >= required_human
+    )
+    requested = (
+        uow.session.scalar(
+            select(HumanReviewRequest.id)
+            .where(HumanReviewRequest.submission_id == subject.id)
+            .limit(1)
+        )
+        is not None
+    )
+    reason = None
+    if rejected:
+        reason = "rejected: revision needed"
+    elif agent_approvals < required_agent:
+        reason = f"waiting for agent review ({agent_approvals} of {required_agent} approvals)"
+    elif human_approvals < required_human:
+        reason = f"waiting for a human reviewer ({human_approvals} of {required_human} approvals)"
+    elif unresolved:
+        reason = f"unresolved required findings: {', '.join(unresolved)}"
+    return ReviewStatus(
+        submission_id=subject.id,
+        task_id=subject.task_id,
+        policy_revision=policy.revision,
+        review_policy=policy.review_policy,
+        agent_approvals=agent_approvals,
+        required_agent_approvals=required_agent,
+        human_approvals=human_approvals,
+        required_human_approvals=required_human,
+        rejected=rejected,
+        unresolved_required_findings=tuple(unresolved),
+        human_review_requested=requested,
+        approved=approved,
+        ready_for_integration=approved and not unresolved,
+        waiting_reason=reason,
+    )
+
+
+def unresolved_required_findings(uow: UnitOfWork, task_id: str) -> list[str]:
+    return list(
+        uow.session.scalars(
+            select(Finding.id)
+            .where(
+                Finding.task_id == task_id,
+                Finding.severity.in_(REQUIRED_SEVERITIES),
+                Finding.resolved_at.is_(None),
+            )
+            .order_by(Finding.id)
+        ).all()
+    )
+
+
+def list_reviews(uow: UnitOfWork, submission_id: str) -> list[ReviewView]:
+    rows = uow.session.scalars(
+        select(Review).where(Review.submission_id == submission_id).order_by(Review.id)
+    ).all()
+    return [_review_view(uow, row) for row in rows]
+
+
+def list_findings(uow: UnitOfWork, task_id: str) -> list[FindingView]:
+    rows = uow.session.scalars(
+        select(Finding).where(Finding.task_id == task_id).order_by(Finding.id)
+    ).all()
+    return [_finding_view(row) for row in rows]
+
+
+def review_queue(uow: UnitOfWork) -> list[QueueItem]:
+    """What waits for review across all projects, since when, why; flagged past the
+    review-wait warning threshold (the policy never weakens: it only escalates)."""
+    now = uow.now()
+    threshold = timedelta(seconds=uow.settings.review_wait_warning_seconds)
+    items = []
+    for task, submission in work.awaiting_review(uow):
+        status = review_status(uow, submission.id)
+        items.append(
+            QueueItem(
+                task=task,
+                submission=submission,
+                status=status,
+                waiting_since=submission.created_at,
+                escalated=now - submission.created_at >= threshold,
+            )
+        )
+    return sorted(items, key=lambda item: item.waiting_since)
+
+
+def _review_view(uow: UnitOfWork, row: Review) -> ReviewView:
+    findings = uow.session.scalars(
+        select(Finding).where(Finding.review_id == row.id).order_by(Finding.id)
+    ).all()
+    return ReviewView(
+        id=row.id,
+        project_id=row.project_id,
+        submission_id=row.submission_id,
+        task_id=row.task_id,
+        candidate_revision=row.candidate_revision,
+        reviewer_kind=row.reviewer_kind,
+        principal_id=row.principal_id,
+        session_id=row.session_id,
+        attempt_id=row.attempt_id,
+        decision=row.decision,
+        summary=row.summary,
+        evidence=tuple(row.evidence or ()),
+        policy_revision=row.policy_revision,
+        created_at=row.created_at,
+        findings=tuple(_finding_view(f) for f in findings),
+    )
+
+
+def _finding_view(row: Finding) -> FindingView:
+    return FindingView(
+        id=row.id,
+        project_id=row.project_id,
+        review_id=row.review_id,
+        submission_id=row.submission_id,
+        task_id=row.task_id,
+        severity=row.severity,
+        title=row.title,
+        detail=row.detail,
+        remedy=row.remedy,
+        required=row.severity in REQUIRED_SEVERITIES,
+        resolution=row.resolution,
+        resolution_evidence=tuple(row.resolution_evidence or ()),
+        resolved_by=row.resolved_by,
+        resolved_at=row.resolved_at,
+        created_at=row.created_at,
+    )

@@ -1,0 +1,338 @@
+"""Workflow relationships: review and integration as typed tasks of their own.
+
+An implementation submission is not a finished deliverable. Review and integration
+tasks become eligible from the immutable submission id and candidate revision, not
+from the implementation task being done — that task is itself waiting for them
+(contract: "Avoid circular completion requirements"). A new candidate is a new
+submission; tasks opened for an older one are closed as superseded and their reviews
+stay history.
+
+The review and integration modules decide; this module moves the tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Select, select
+
+from hub.errors import InvalidTransition, NotFound, PermissionDenied
+from hub.events.service import append_event
+from hub.ids import new_id
+from hub.projects.service import PolicyView
+from hub.storage.unit_of_work import UnitOfWork
+from hub.work import dependencies
+from hub.work.rows import lock_task, require_task
+from hub.work.tables import Attempt, Submission, Task, TaskCriteria, Worktree
+from hub.work.tasks import task_view
+from hub.work.views import (
+    SubmissionView,
+    TaskView,
+    WorktreeView,
+    submission_view,
+    worktree_view,
+)
+
+OPEN_STATES = ("OPEN", "IN_PROGRESS", "REVISION_NEEDED")
+
+
+@dataclass(frozen=True)
+class Contributors:
+    """Everyone recorded as having worked on a task's candidates, across recoveries and
+    resubmissions: independence is judged against all of them."""
+
+    session_ids: frozenset[str]
+    attempt_ids: frozenset[str]
+    principal_ids: frozenset[str]
+
+
+def open_after_submission(
+    uow: UnitOfWork, task: Task, submission: Submission, policy: PolicyView
+) -> str:
+    """The implementation task's next state, opening the workflow tasks it waits on."""
+    agent_reviews = (
+        policy.required_agent_approvals
+        if policy.review_policy in ("AGENT", "AGENT_AND_HUMAN")
+        else 0
+    )
+    for index in range(agent_reviews):
+        suffix = f" ({index + 1} of {agent_reviews})" if agent_reviews > 1 else ""
+        _workflow_task(uow, task, submission, "REVIEW", f"Review: {task.title}{suffix}")
+    if policy.review_policy == "NONE":
+        _workflow_task(uow, task, submission, "INTEGRATION", f"Integrate: {task.title}")
+        return "AWAITING_INTEGRATION"
+    return "AWAITING_REVIEW"
+
+
+def _workflow_task(
+    uow: UnitOfWork, task: Task, submission: Submission, kind: str, title: str
+) -> Task:
+    now = uow.now()
+    row = Task(
+        id=new_id("tsk"),
+        project_id=task.project_id,
+        kind=kind,
+        title=title[:300],
+        outcome=f"{kind.lower()} of submission {submission.id} "
+        f"(candidate {submission.candidate_revision})",
+        priority=task.priority,
+        state="OPEN",
+        required=True,
+        subject_submission_id=submission.id,
+        revision=1,
+        criteria_revision=1,
+        generation=0,
+        blocked_count=0,
+        created_at=now,
+        created_by=submission.principal_id,
+        updated_at=now,
+    )
+    uow.session.add(row)
+    uow.session.flush()
+    uow.session.add(
+        TaskCriteria(
+            task_id=row.id,
+            revision=1,
+            project_id=row.project_id,
+            criteria=[f"{kind.lower()} recorded for submission {submission.id}"],
+            created_at=now,
+            created_by=submission.principal_id,
+        )
+    )
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.created",
+        subject_id=row.id,
+        actor_id=submission.principal_id,
+        payload={"kind": kind, "submission": submission.id, "for": task.id},
+    )
+    return row
+
+
+def task_worktrees(uow: UnitOfWork, task_id: str) -> list[WorktreeView]:
+    rows = uow.session.scalars(
+        select(Worktree).where(Worktree.task_id == task_id).order_by(Worktree.registered_at)
+    ).all()
+    return [worktree_view(row) for row in rows]
+
+
+def get_submission(uow: UnitOfWork, submission_id: str) -> SubmissionView:
+    row = uow.session.get(Submission, submission_id)
+    if row is None:
+        raise NotFound("submission", submission_id)
+    return submission_view(row)
+
+
+def current_submission(uow: UnitOfWork, task_id: str) -> SubmissionView | None:
+    """The newest delivery of a task: the only one a review or integration may apply to."""
+    row = uow.session.scalar(
+        select(Submission)
+        .where(Submission.task_id == task_id, Submission.outcome == "DELIVERED")
+        .order_by(Submission.created_at.desc(), Submission.id.desc())
+        .limit(1)
+    )
+    return submission_view(row) if row is not None else None
+
+
+def list_submissions(uow: UnitOfWork, task_id: str) -> list[SubmissionView]:
+    rows = uow.session.scalars(
+        select(Submission).where(Submission.task_id == task_id).order_by(Submission.id)
+    ).all()
+    return [submission_view(row) for row in rows]
+
+
+def contributors(uow: UnitOfWork, task_id: str) -> Contributors:
+    rows = uow.session.execute(
+        select(Attempt.id, Attempt.session_id, Attempt.principal_id).where(
+            Attempt.task_id == task_id
+        )
+    ).all()
+    return Contributors(
+        session_ids=frozenset(r.session_id for r in rows),
+        attempt_ids=frozenset(r.id for r in rows),
+        principal_ids=frozenset(r.principal_id for r in rows),
+    )
+
+
+def subject_of(uow: UnitOfWork, task_id: str) -> SubmissionView:
+    """The submission a review or integration task was opened for."""
+    task = require_task(uow, task_id)
+    if task.subject_submission_id is None:
+        raise InvalidTransition(f"task {task.id} is not a review or integration task")
+    return get_submission(uow, task.subject_submission_id)
+
+
+def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: str) -> list[TaskView]:
+    rows = uow.session.scalars(
+        select(Task)
+        .where(Task.subject_submission_id == submission_id, Task.kind == kind)
+        .order_by(Task.id)
+    ).all()
+    return [task_view(uow, row) for row in rows]
+
+
+def not_reviewable_by(session_id: str) -> Select[str]:
+    """Submissions a session contributed to: it may not claim their review tasks."""
+    return (
+        select(Submission.id)
+        .join(Attempt, Attempt.task_id == Submission.task_id)
+        .where(Attempt.session_id == session_id)
+    )
+
+
+def check_independent_reviewer(uow: UnitOfWork, task: Task, session_id: str) -> None:
+    """A reviewer's session must not be one that worked on the candidate."""
+    if task.kind != "REVIEW" or task.subject_submission_id is None:
+        return
+    subject = get_submission(uow, task.subject_submission_id)
+    if session_id in contributors(uow, subject.task_id).session_ids:
+        raise PermissionDenied(
+            f"session {session_id} contributed to the candidate of task {subject.task_id}: "
+            "an independent reviewer uses a separate session"
+        )
+
+
+def finish_workflow_attempt(uow: UnitOfWork, attempt_id: str, reason: str) -> None:
+    """A review or integration attempt delivered its decision: the attempt completes and
+    so does its task. Called inside the operation that checked the attempt's authority."""
+    attempt = uow.session.get_one(Attempt, attempt_id)
+    task = lock_task(uow, attempt.task_id)
+    now = uow.now()
+    attempt.state = "COMPLETED"
+    attempt.ended_at = now
+    attempt.end_reason = reason
+    uow.session.flush()
+    task.current_attempt_id = None
+    task.state = "DONE"
+    task.updated_at = now
+    uow.session.flush()
+
+
+def return_for_revision(uow: UnitOfWork, task_id: str, *, reason: str, actor_id: str) -> None:
+    """A rejection, a conflict or a failed validation sends the implementation back.
+    Earlier submissions stay; open workflow tasks for them close as superseded."""
+    task = lock_task(uow, task_id)
+    if task.state not in ("AWAITING_REVIEW", "AWAITING_INTEGRATION"):
+        raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting review/integration")
+    task.state = "REVISION_NEEDED"
+    task.updated_at = uow.now()
+    _close_open_workflow_tasks(uow, task.id, reason)
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.revision_needed",
+        subject_id=task.id,
+        actor_id=actor_id,
+        payload={"reason": reason},
+    )
+
+
+def advance_to_integration(
+    uow: UnitOfWork, task_id: str, submission_id: str, *, actor_id: str
+) -> TaskView:
+    """Review is satisfied: the implementation awaits integration, through its own task."""
+    task = lock_task(uow, task_id)
+    if task.state != "AWAITING_REVIEW":
+        raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting review")
+    submission = uow.session.get_one(Submission, submission_id)
+    task.state = "AWAITING_INTEGRATION"
+    task.updated_at = uow.now()
+    integration = _workflow_task(uow, task, submission, "INTEGRATION", f"Integrate: {task.title}")
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.awaiting_integration",
+        subject_id=task.id,
+        actor_id=actor_id,
+        payload={"submission": submission_id, "integrationTask": integration.id},
+    )
+    return task_view(uow, integration)
+
+
+def reopen_workflow_task(uow: UnitOfWork, task_id: str, *, reason: str, actor_id: str) -> None:
+    """An abandoned integration: its task goes back to ready work for another attempt."""
+    task = lock_task(uow, task_id)
+    now = uow.now()
+    if task.current_attempt_id is not None:
+        attempt = uow.session.get_one(Attempt, task.current_attempt_id)
+        attempt.state = "RELINQUISHED"
+        attempt.ended_at = now
+        attempt.end_reason = reason
+        uow.session.flush()
+        task.current_attempt_id = None
+    task.state = "OPEN"
+    task.updated_at = now
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.reopened",
+        subject_id=task.id,
+        actor_id=actor_id,
+        payload={"reason": reason},
+    )
+
+
+def complete_delivery(uow: UnitOfWork, task_id: str, *, actor_id: str, reason: str) -> None:
+    """Integrated and validated on the target branch: only now is code done."""
+    task = lock_task(uow, task_id)
+    if task.state != "AWAITING_INTEGRATION":
+        raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting integration")
+    now = uow.now()
+    task.state = "DONE"
+    task.updated_at = now
+    for worktree in uow.session.scalars(
+        select(Worktree).where(Worktree.task_id == task.id, Worktree.released_at.is_(None))
+    ):
+        worktree.released_at = now
+    dependencies.on_task_completed(uow, task)
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.done",
+        subject_id=task.id,
+        actor_id=actor_id,
+        payload={"reason": reason},
+    )
+
+
+def awaiting_review(uow: UnitOfWork) -> list[tuple[TaskView, SubmissionView]]:
+    """Implementation tasks waiting on review, across all projects, with their candidate."""
+    rows = uow.session.scalars(
+        select(Task).where(Task.state == "AWAITING_REVIEW").order_by(Task.updated_at)
+    ).all()
+    waiting = []
+    for row in rows:
+        submission = current_submission(uow, row.id)
+        if submission is not None:
+            waiting.append((task_view(uow, row), submission))
+    return waiting
+
+
+def close_superseded(uow: UnitOfWork, task_id: str, submission_id: str) -> None:
+    _close_open_workflow_tasks(
+        uow, task_id, f"superseded by submission {submission_id}", keep=submission_id
+    )
+
+
+def _close_open_workflow_tasks(
+    uow: UnitOfWork, task_id: str, reason: str, *, keep: str | None = None
+) -> None:
+    submissions = select(Submission.id).where(
+        Submission.task_id == task_id, Submission.id != (keep or "")
+    )
+    for row in uow.session.scalars(
+        select(Task).where(Task.subject_submission_id.in_(submissions), Task.state.in_(OPEN_STATES))
+    ):
+        row = lock_task(uow, row.id)
+        if row.current_attempt_id is not None:
+            attempt = uow.session.get_one(Attempt, row.current_attempt_id)
+            attempt.state = "SUPERSEDED"
+            attempt.ended_at = uow.now()
+            attempt.end_reason = reason
+            uow.session.flush()
+            row.current_attempt_id = None
+        row.state = "CLOSED"
+        row.close_reason = "SUPERSEDED"
+        row.close_note = reason
+        row.updated_at = uow.now()

@@ -1,0 +1,161 @@
+"""The submission-to-done workflow over the API: delivery, review, integration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tests.support import work
+from tests.support.client import Api
+
+REVIEW_STATUS = (
+    "status { approved readyForIntegration rejected waitingReason agentApprovals"
+    " humanApprovals unresolvedRequiredFindings }"
+)
+INTEGRATION = (
+    "integration { id state targetBranch expectedBaseRevision resultRevision"
+    " reservationHeld binding }"
+)
+
+
+def sha(char: str) -> str:
+    return char * 40
+
+
+@dataclass
+class Delivery:
+    project: str
+    repository: str
+    task: str
+    attempt: dict[str, Any]
+    submission: str
+
+
+def deliver(
+    operator: Api,
+    implementer: Api,
+    project: str | None = None,
+    repository: str | None = None,
+    candidate: str = sha("b"),
+    task: str | None = None,
+    **task_fields: Any,
+) -> Delivery:
+    """Claim an implementation task, register its worktree, checkpoint, submit."""
+    project = project or work.create_project(operator)
+    repository = repository or work.add_repository(operator, project)
+    task = task or work.new_task(operator, project, kind="IMPLEMENTATION", **task_fields)
+    attempt = work.claimed(implementer, project, task)["attempt"]
+    registered = implementer.mutate(
+        "registerWorktree",
+        {
+            "attemptId": attempt["id"],
+            "generation": attempt["generation"],
+            "repositoryId": repository,
+            "worktreeId": f"wt-{task}",
+            "path": f"/src/{task}",
+            "branch": f"hub/{task[-6:]}",
+            "baseRevision": sha("a"),
+            "workstation": "ws-1",
+        },
+    )
+    assert registered["__typename"] == "AttemptPayload", registered
+    checkpoint = work.checkpoint(
+        implementer, attempt, revision=candidate, branch=f"hub/{task[-6:]}", published=True
+    )
+    assert checkpoint["__typename"] == "AttemptPayload", checkpoint
+    submitted = work.submit(implementer, attempt, candidateRevision=candidate, handoff="ready")
+    assert submitted["__typename"] == "AttemptPayload", submitted
+    return Delivery(project, repository, task, attempt, submitted["submission"]["id"])
+
+
+def claim_review(reviewer: Api, project: str) -> dict[str, Any]:
+    return work.claim(reviewer, project, kinds=["REVIEW"])
+
+
+def review(
+    reviewer: Api,
+    attempt: dict[str, Any],
+    submission: str,
+    decision: str = "APPROVE",
+    findings: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    return reviewer.mutate(
+        "submitReview",
+        {
+            "attemptId": attempt["id"],
+            "generation": attempt["generation"],
+            "submissionId": submission,
+            "decision": decision,
+            "summary": "looked at the diff",
+            "findings": findings or [],
+            "evidence": ["ran the tests locally"],
+        },
+        f"... on ReviewPayload {{ review {{ id decision findings {{ id severity required }} }}"
+        f" {REVIEW_STATUS} }}",
+    )
+
+
+def approve_by_new_reviewer(reviewer: Api, project: str, submission: str) -> dict[str, Any]:
+    claim = claim_review(reviewer, project)
+    assert claim["__typename"] == "ClaimPayload", claim
+    result = review(reviewer, claim["attempt"], submission)
+    assert result["__typename"] == "ReviewPayload", result
+    return result
+
+
+def claim_integration(
+    integrator: Api, submission: str, observed: str = sha("a"), branch: str | None = None
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "submissionId": submission,
+        "observedTargetRevision": observed,
+        "idempotencyKey": work.key(),
+    }
+    if branch:
+        data["targetBranch"] = branch
+    return integrator.mutate(
+        "claimIntegration",
+        data,
+        f"... on ClaimIntegrationPayload {{ {INTEGRATION} attempt {{ id generation }} }}",
+    )
+
+
+def report(
+    integrator: Api,
+    claim: dict[str, Any],
+    outcome: str,
+    base: str | None = None,
+    result: str | None = None,
+    branch: str = "main",
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "attemptId": claim["attempt"]["id"],
+        "generation": claim["attempt"]["generation"],
+        "integrationId": claim["integration"]["id"],
+        "outcome": outcome,
+        "targetBranch": branch,
+    }
+    if base:
+        data["baseRevision"] = base
+    if result:
+        data["resultRevision"] = result
+    return integrator.mutate(
+        "recordIntegrationResult", data, f"... on IntegrationPayload {{ {INTEGRATION} }}"
+    )
+
+
+def validate(
+    integrator: Api, claim: dict[str, Any], result: str, passed: bool = True
+) -> dict[str, Any]:
+    return integrator.mutate(
+        "recordValidation",
+        {
+            "attemptId": claim["attempt"]["id"],
+            "generation": claim["attempt"]["generation"],
+            "integrationId": claim["integration"]["id"],
+            "resultRevision": result,
+            "passed": passed,
+            "evidence": ["ci run 42 on main"],
+        },
+        f"... on RecordValidationPayload {{ validation {{ id passed }} {INTEGRATION} }}",
+    )
