@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hub.errors import NotFound, Unauthenticated
 from hub.runtime import Runtime
+from hub.web.jobs import jobs_routes
 from hub.web.live import live_routes
 from hub.web.pages import page_routes
 from hub.web.signin import login_redirect, signin_routes
@@ -72,6 +73,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         *signin_routes(runtime),
         *page_routes(runtime),
         *live_routes(runtime),
+        *jobs_routes(runtime),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     dashboard = Starlette(
