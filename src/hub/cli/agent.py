@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from hub.cli.watch import watch
 from hub.client.agent import AgentClient, AttemptOutcome, Status
 from hub.client.deadline import LocalClock, SystemLocalClock, has_passed, seconds_left
 from hub.client.errors import (
@@ -46,6 +47,8 @@ app = typer.Typer(
 # The seams tests plug into: the HTTP transport, and this workstation's clocks.
 transport: httpx.BaseTransport | None = None
 clock: LocalClock = SystemLocalClock()
+
+app.command()(watch)  # `hub agent watch`: the renewal helper (hub.cli.watch)
 
 console = Console(soft_wrap=True)
 errors = Console(stderr=True, soft_wrap=True)
