@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.support import work
+from datetime import datetime
+
+from tests.support import jobs, work
 from tests.support.workflow import (
     approve_by_new_reviewer,
     claim_integration,
@@ -17,56 +19,117 @@ from tests.support.workflow import (
 
 def test_happy_path_to_done_and_parent_objective_completes(operator, agent) -> None:
     project = work.create_project(operator.api)
+    repository = work.add_repository(operator.api, project)
     objective = work.new_task(operator.api, project, kind="OBJECTIVE")
     implementer, reviewer, integrator = agent(), agent(), agent()
-    delivery = deliver(operator.api, implementer.api, project=project, parentId=objective)
-    assert work.task(operator.api, delivery.task)["state"] == "AWAITING_REVIEW"
+    task = work.new_task(operator.api, project, kind="IMPLEMENTATION", parentId=objective)
 
-    approved = approve_by_new_reviewer(reviewer.api, project, delivery.submission)
+    # Claimed; the worktree is registered before any code changes; a checkpoint.
+    attempt = work.claimed(implementer.api, project, task)["attempt"]
+    worktree = implementer.api.mutate(
+        "registerWorktree",
+        {
+            "attemptId": attempt["id"],
+            "generation": 1,
+            "repositoryId": repository,
+            "worktreeId": "ws-1:/src/r/.git/worktrees/t",
+            "path": "/src/r-t",
+            "branch": "hub/t",
+            "baseRevision": sha("a"),
+            "workstation": "ws-1",
+        },
+    )
+    assert worktree["__typename"] == "AttemptPayload", worktree
+    assert (
+        work.checkpoint(implementer.api, attempt, revision=sha("b"), published=True)["__typename"]
+        == "AttemptPayload"
+    )
+    # A test job registered before launch, finished with the producer's exit status, and
+    # evidence of the exact candidate commit.
+    job = jobs.registered_job(implementer.api, attempt)
+    assert jobs.finish(implementer.api, job, 0)["job"]["exitStatus"] == 0
+    evidence = jobs.record_evidence(implementer.api, attempt, jobId=job["id"], revision=sha("b"))[
+        "evidence"
+    ]
+    assert evidence["passed"] is True
+    submitted = work.submit(
+        implementer.api,
+        attempt,
+        candidateRevision=sha("b"),
+        handoff=f"tests pass, evidence {evidence['id']}",
+    )
+    assert submitted["task"]["state"] == "AWAITING_REVIEW"
+    submission = submitted["submission"]["id"]
+
+    # An independent agent review approves, citing the evidence it inspected.
+    claim = claim_review(reviewer.api, project)
+    assert claim["__typename"] == "ClaimPayload", claim
+    approved = review(reviewer.api, claim["attempt"], submission)
     assert approved["status"]["readyForIntegration"] is True
-    assert work.task(operator.api, delivery.task)["state"] == "AWAITING_INTEGRATION"
+    assert work.task(operator.api, task)["state"] == "AWAITING_INTEGRATION"
 
-    claim = claim_integration(integrator.api, delivery.submission)
-    assert claim["__typename"] == "ClaimIntegrationPayload", claim
-    assert claim["integration"]["reservationHeld"] is True
-    published = report(integrator.api, claim, "PUBLISHED", base=sha("a"), result=sha("c"))
+    # Integration: claimed (reservation held), published, validated on the target.
+    integration = claim_integration(integrator.api, submission)
+    assert integration["__typename"] == "ClaimIntegrationPayload", integration
+    assert integration["integration"]["reservationHeld"] is True
+    published = report(integrator.api, integration, "PUBLISHED", base=sha("a"), result=sha("c"))
     assert published["integration"]["state"] == "PUBLISHED"
     assert published["integration"]["reservationHeld"] is False
     # Published is not done: only validation of the integrated result completes it.
-    assert work.task(operator.api, delivery.task)["state"] == "AWAITING_INTEGRATION"
-    validated = validate(integrator.api, claim, sha("c"))
+    assert work.task(operator.api, task)["state"] == "AWAITING_INTEGRATION"
+    validated = validate(integrator.api, integration, sha("c"))
     assert validated["__typename"] == "RecordValidationPayload", validated
-    assert work.task(operator.api, delivery.task)["state"] == "DONE"
+    assert work.task(operator.api, task)["state"] == "DONE"
 
+    # The parent objective completes once its required children are done and its own
+    # acceptance is recorded.
     owner = agent()
     parent = work.claimed(owner.api, project, objective)["attempt"]
     work.accept(owner.api, parent)
     assert work.submit(owner.api, parent)["task"]["state"] == "DONE"
 
 
-def test_contributors_cannot_review_their_own_candidate(operator, agent, start_session) -> None:
-    implementer = agent()
-    delivery = deliver(operator.api, implementer.api)
-    own = claim_review(implementer.api, delivery.project)
-    assert own["__typename"] == "NotFound", own  # its own review is not offered to it
+def test_contributors_cannot_review_their_own_candidate(operator, agent, clock) -> None:
+    """The implementer's session, and the session of an earlier (expired, recovered)
+    attempt on the same candidate, are both refused as reviewers."""
+    project = work.create_project(operator.api)
+    repository = work.add_repository(operator.api, project)
+    task = work.new_task(operator.api, project, kind="IMPLEMENTATION")
+    first, second = agent(), agent()
+    expired = work.claimed(first.api, project, task)["attempt"]
+    clock.set(datetime.fromisoformat(expired["expiresAt"]))
+    recovery = second.api.mutate(
+        "claimRecovery",
+        {"taskId": task, "idempotencyKey": work.key()},
+        "... on ClaimRecoveryPayload { attempt { id generation } }",
+    )
+    attempt = recovery["attempt"]
+    second.api.mutate(
+        "recordRecoveryDisposition",
+        {
+            "attemptId": attempt["id"],
+            "generation": attempt["generation"],
+            "disposition": "RESTART",
+            "reason": "nothing was pushed",
+        },
+    )
+    delivery = deliver(
+        operator.api, second.api, project=project, repository=repository, task=task, attempt=attempt
+    )
+
     review_task = operator.api(
         "query($p: ID!) { tasks(projectId: $p, kinds: [REVIEW]) { edges { node { id } } } }",
-        p=delivery.project,
+        p=project,
     )["tasks"]["edges"][0]["node"]["id"]
-    named = work.claim(implementer.api, delivery.project, review_task)
-    assert named["__typename"] == "PermissionDenied", named
-
-    # A recovery contributor: another session that took over the implementation earlier.
-    second = agent()
-    other = deliver(
-        operator.api, second.api, project=delivery.project, repository=delivery.repository
-    )
-    helper_session = start_session(second.principal, "ws-2")  # a different session, no work
-    fine = claim_review(helper_session.api, delivery.project)
-    assert fine["__typename"] == "ClaimPayload", fine
-    target = work.task(operator.api, fine["task"]["id"])
-    assert target is not None
-    del other
+    for contributor in (first, second):
+        assert claim_review(contributor.api, project)["__typename"] == "NotFound"
+        named = work.claim(contributor.api, project, review_task)
+        assert named["__typename"] == "PermissionDenied", named
+        assert "independent" in named["message"]
+    independent = agent()
+    assert approve_by_new_reviewer(independent.api, project, delivery.submission)["status"][
+        "approved"
+    ]
 
 
 def test_a_review_of_an_obsolete_submission_cannot_approve_the_current_one(operator, agent) -> None:

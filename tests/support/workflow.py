@@ -38,13 +38,15 @@ def deliver(
     repository: str | None = None,
     candidate: str = sha("b"),
     task: str | None = None,
+    attempt: dict[str, Any] | None = None,
     **task_fields: Any,
 ) -> Delivery:
-    """Claim an implementation task, register its worktree, checkpoint, submit."""
+    """Claim an implementation task (unless `attempt` already holds it), register its
+    worktree, checkpoint, submit."""
     project = project or work.create_project(operator)
     repository = repository or work.add_repository(operator, project)
     task = task or work.new_task(operator, project, kind="IMPLEMENTATION", **task_fields)
-    attempt = work.claimed(implementer, project, task)["attempt"]
+    attempt = attempt or work.claimed(implementer, project, task)["attempt"]
     registered = implementer.mutate(
         "registerWorktree",
         {
