@@ -1,4 +1,4 @@
-"""The demo data set: an operator, an agent, a project with a repository."""
+"""The demo data set: an operator, an agent, a project with a repository and tasks."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from hub.identity import service as identity
 from hub.identity.actor import Actor
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
+from hub.work import service as work
 
 DEMO_LOGIN = "demo"
 DEMO_PROJECT_ALIAS = "demo"
@@ -20,6 +21,52 @@ class DemoSummary:
     project_name: str
     login: str
     api_token: str
+
+
+def _seed_tasks(uow: UnitOfWork, actor: Actor, project_id: str) -> None:
+    """A small plan: an objective with two implementation children (one waiting on the
+    other) and a research task, so candidates, blocking and the workflow show up."""
+
+    def task(
+        kind: str,
+        title: str,
+        criteria: list[str],
+        *,
+        parent_id: str | None = None,
+        prerequisite_ids: tuple[str, ...] = (),
+        priority: int = 0,
+    ) -> str:
+        made, _ = work.create_task(
+            uow,
+            actor,
+            work.NewTask(
+                project_id=project_id,
+                kind=kind,
+                title=title,
+                acceptance_criteria=criteria,
+                parent_id=parent_id,
+                prerequisite_ids=prerequisite_ids,
+                priority=priority,
+            ),
+        )
+        return made.id
+
+    objective = task("OBJECTIVE", "Ship retry-safe claims", ["Both children done", "Docs updated"])
+    parser = task(
+        "IMPLEMENTATION",
+        "Parse idempotency keys from headers",
+        ["Keys are read from Idempotency-Key", "Tests cover a missing key"],
+        parent_id=objective,
+        priority=10,
+    )
+    task(
+        "IMPLEMENTATION",
+        "Replay stored receipts on retry",
+        ["A retry returns the original attempt", "Tests cover a changed body"],
+        parent_id=objective,
+        prerequisite_ids=(parser,),
+    )
+    task("GENERAL", "Survey how peers expire stale claims", ["A short written comparison"])
 
 
 def seed_demo(uow: UnitOfWork, *, password: str) -> DemoSummary:
@@ -46,16 +93,25 @@ def seed_demo(uow: UnitOfWork, *, password: str) -> DemoSummary:
         project = projects.resolve_project(uow, DEMO_PROJECT_ALIAS)
     except NotFound:
         project = projects.create_project(
-            uow, actor, name="Demo", description="A demo project for a first look at hub.",
+            uow,
+            actor,
+            name="Demo",
+            description="A demo project for a first look at hub.",
             aliases=[DEMO_PROJECT_ALIAS],
         )
         projects.add_repository(
-            uow, actor, project_id=project.id,
-            remote_url="https://github.com/example/demo.git", default_branch="main",
+            uow,
+            actor,
+            project_id=project.id,
+            remote_url="https://github.com/example/demo.git",
+            default_branch="main",
             aliases=["demo-repo"],
         )
+        _seed_tasks(uow, actor, project.id)
     token = identity.create_token(uow, principal=operator.id, label="demo")
     return DemoSummary(
-        project_id=project.id, project_name=project.name, login=DEMO_LOGIN,
+        project_id=project.id,
+        project_name=project.name,
+        login=DEMO_LOGIN,
         api_token=token.plaintext,
     )
