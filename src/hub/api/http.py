@@ -1,14 +1,32 @@
-"""The GraphQL endpoint: Strawberry's ASGI view with our context and request limits."""
+"""The GraphQL endpoint: Strawberry's ASGI view with our context and request limits.
+
+What is not a GraphQL request gets a 4xx with a JSON body that says why
+(`{"errors": [{"message": …}]}`), never a 500:
+
+- 413: the body is larger than `max_request_bytes` (declared, or counted while streaming);
+- 415: the body is not `application/json`;
+- 400: the body is not JSON, not a JSON object, has a `query` that is not a string, or
+  asks plain HTTP for a subscription (those are served over WebSocket);
+- 404 / 405: GET outside development (GraphiQL is for development) / other methods.
+
+A GraphQL document that parses but breaks a rule (unknown field, query limits) is a
+GraphQL error in a 200 response, as Strawberry does, so clients handle one shape.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.exceptions import ConnectionRejectionError
+from strawberry.exceptions import ConnectionRejectionError, MissingQueryError
+from strawberry.http import GraphQLRequestData
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.types import ExecutionResult
+from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UnsetType
 
 from hub.api.context import HubContext
@@ -16,6 +34,15 @@ from hub.api.schema import build_schema
 from hub.errors import Unauthenticated
 from hub.identity import service as identity
 from hub.runtime import Runtime
+
+NOT_AN_OBJECT = (
+    'a GraphQL request is a JSON object such as {"query": "{ viewer { serverTime } }", '
+    '"variables": {}}; batches are not supported'
+)
+SUBSCRIPTIONS_OVER_WEBSOCKET = (
+    "subscriptions are served over WebSocket (graphql-transport-ws) at /graphql, "
+    "not over plain HTTP"
+)
 
 
 class HubGraphQL(GraphQL[HubContext, None]):
@@ -48,15 +75,21 @@ class HubGraphQL(GraphQL[HubContext, None]):
             raise ConnectionRejectionError({"reason": exc.message}) from None
         return await super().on_ws_connect(context)
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await self.handle_http(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
+
     async def handle_http(self, scope: Any, receive: Any, send: Any) -> None:
         request = Request(scope, receive)
-        problem = await self._refuse(request)
+        problem = self._refuse(request)
         if problem is not None:
             await problem(scope, receive, send)
             return
         if request.method == "POST":
             # Read the body under the size limit (chunked bodies carry no length), then
-            # hand Strawberry a receive that replays it.
+            # hand Strawberry a request that replays it.
             body = bytearray()
             limit = self.runtime.settings.max_request_bytes
             async for chunk in request.stream():
@@ -73,30 +106,80 @@ class HubGraphQL(GraphQL[HubContext, None]):
                 if not replayed:
                     replayed = True
                     return {"type": "http.request", "body": bytes(body), "more_body": False}
-                return await receive()
+                return await receive()  # type: ignore[no-any-return]
 
-            await super().__call__(scope, replay, send)
-            return
-        await super().__call__(scope, receive, send)
+            request = Request(scope, replay)
+        try:
+            response = await self.run(request)
+        except HTTPException as refused:
+            # Strawberry answers these in plain text; clients parse one JSON shape.
+            response = _error(refused.status_code, refused.reason)
+        await response(scope, receive, send)
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            await self.handle_http(scope, receive, send)
-        else:
-            await super().__call__(scope, receive, send)
+    def parse_json(self, data: str | bytes) -> Any:
+        # Strawberry reads the decoded body with `.get(...)` and catches only
+        # JSONDecodeError: undecodable UTF-8, absurd nesting or a JSON string/number/null
+        # would otherwise be a 500. (GET query parameters come through here too, but GET
+        # only serves GraphiQL.)
+        try:
+            value = self.decode_json(data)
+        except (ValueError, RecursionError):
+            raise HTTPException(400, "the request body is not valid JSON (UTF-8)") from None
+        if not isinstance(value, dict):
+            raise HTTPException(400, NOT_AN_OBJECT)
+        return value
 
-    async def _refuse(self, request: Request) -> Response | None:
-        """Reject what is not a GraphQL request with a 4xx and a message, never a 500."""
+    async def execute_single(
+        self,
+        request: Request,
+        request_adapter: AsyncHTTPRequestAdapter,
+        sub_response: Response,
+        context: HubContext,
+        root_value: None,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        # One HTTP response cannot carry a stream: a subscription here would run its
+        # resolver as a plain field and fail with a masked error. Refuse it up front.
+        allowed = (
+            {OperationType.QUERY, OperationType.MUTATION}
+            if request_adapter.method == "POST"
+            else set()
+        )
+        try:
+            return await self.schema.execute(
+                request_data.query,
+                root_value=root_value,
+                variable_values=request_data.variables,
+                context_value=context,
+                operation_name=request_data.operation_name,
+                allowed_operation_types=allowed,
+                operation_extensions=request_data.extensions,
+            )
+        except InvalidOperationTypeError as refused:
+            if refused.operation_type is OperationType.SUBSCRIPTION:
+                raise HTTPException(400, SUBSCRIPTIONS_OVER_WEBSOCKET) from None
+            raise HTTPException(400, refused.as_http_error_reason(request_adapter.method)) from None
+        except CannotGetOperationTypeError as refused:
+            raise HTTPException(400, refused.as_http_error_reason()) from None
+        except MissingQueryError:
+            raise HTTPException(400, "the request has no GraphQL `query`") from None
+
+    def _refuse(self, request: Request) -> Response | None:
+        """Reject what is not a GraphQL request before reading it."""
         if request.method != "POST":
             return None
         limit = self.runtime.settings.max_request_bytes
         length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > limit):
-            return _error(413, f"request body larger than {limit} bytes")
+        if length is not None:
+            if not length.isdigit():
+                return _error(400, "the Content-Length header is not a number")
+            if int(length) > limit:
+                return _error(413, f"request body larger than {limit} bytes")
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type not in ("application/json", "application/graphql+json", ""):
-            if content_type.startswith("multipart/"):
-                return _error(415, "file uploads go to POST /api/artifacts, not /graphql")
+        if content_type.startswith("multipart/"):
+            return _error(415, "file uploads go to POST /api/artifacts, not /graphql")
+        if content_type != "application/json":
+            return _error(415, "POST /graphql takes Content-Type: application/json")
         return None
 
 

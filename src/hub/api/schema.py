@@ -16,7 +16,7 @@ from strawberry.extensions import (
 from strawberry.tools import merge_types
 
 from hub.api.events import EventsQuery, EventsSubscription
-from hub.api.extensions import OperationMetrics, should_mask_error
+from hub.api.extensions import OperationMetrics, RefuseUnstorableStrings, should_mask_error
 from hub.api.identity import IdentityMutation, IdentityQuery
 from hub.api.jobs import JobsMutation, JobsQuery, JobsSubscription
 from hub.api.problems import ALL_PROBLEMS
@@ -67,6 +67,7 @@ def _schema(
             lambda: ParserCache(maxsize=cache_size),
             lambda: ValidationCache(maxsize=cache_size),
             lambda: MaskErrors(should_mask_error=should_mask_error),
+            RefuseUnstorableStrings,
             OperationMetrics,
         ],
     )

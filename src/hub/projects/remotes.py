@@ -44,7 +44,10 @@ def normalise_remote(raw: str, *, field: str = "remoteUrl") -> Remote:
         user = (scp.group("user") or "").partition(":")[0]
         url = f"{user}@{host}:{path}.git" if user else f"{host}:{path}.git"
         return Remote(url=url, binding=f"{host}/{path}")
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # e.g. an unclosed "[" of an IPv6 host
+        raise ValidationFailed(field, "is not a valid URL") from None
     if parts.scheme not in _DEFAULT_PORTS and parts.scheme != "git+ssh":
         raise ValidationFailed(field, "must use https, http, ssh, git, file or scp-like syntax")
     try:
