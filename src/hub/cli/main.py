@@ -9,6 +9,7 @@ import sys
 from typing import Annotated
 
 import typer
+from sqlalchemy.exc import OperationalError
 from rich.console import Console
 from rich.markup import escape
 
@@ -84,7 +85,16 @@ def serve(
 def db_upgrade() -> None:
     """Apply every pending migration."""
     rt = runtime()
-    migrations.upgrade_to_head(rt.database)
+    try:
+        migrations.upgrade_to_head(rt.database)
+    except OperationalError as exc:
+        # One line an operator can act on, not a traceback (and never the URL's password).
+        errors.print(
+            f"cannot reach the database: {str(exc.orig).splitlines()[0]}",
+            markup=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(1) from None
     console.print(f"database at revision {migrations.current_revision(rt.database)}")
 
 

@@ -76,7 +76,13 @@ async def _event_stream(
     runtime: Runtime, project_id: str, after: int
 ) -> AsyncIterator[ServerSentEvent]:
     names: dict[str, str] = {}
-    records = follow(runtime.aread, runtime.event_signal, stream=project_id, after=after)
+    records = follow(
+        runtime.aread,
+        runtime.event_signal,
+        stream=project_id,
+        after=after,
+        poll_seconds=runtime.settings.event_poll_seconds,
+    )
     # aclosing: a browser that goes away must leave the event signal at once.
     async with aclosing(records):
         async for record in records:
