@@ -80,13 +80,8 @@ class AddPrerequisiteInput:
 
 
 @strawberry.input
-class RemovePrerequisiteInput:
-    task_id: strawberry.ID
-    prerequisite_id: strawberry.ID
-    override_reason: str | None = strawberry.field(
-        default=None,
-        description="Operators only: change the prerequisites of a task with an active attempt.",
-    )
+class RemovePrerequisiteInput(AddPrerequisiteInput):
+    pass
 
 
 @strawberry.input
@@ -494,33 +489,33 @@ class WorkMutation:
     async def add_prerequisite(
         self, info: Info[HubContext, Any], input: AddPrerequisiteInput
     ) -> AddPrerequisiteResult:
-        def run(uow: UnitOfWork, actor: Actor) -> views.TaskView:
-            task = work.add_prerequisite(
+        return await mutate(
+            info,
+            lambda uow, actor: work.add_prerequisite(
                 uow,
                 actor,
                 task_id=str(input.task_id),
                 prerequisite_id=str(input.prerequisite_id),
                 override_reason=input.override_reason,
-            )
-            return work.get_task(uow, task.id)
-
-        return await mutate(info, run, _task_payload)
+            ),
+            _task_payload,
+        )
 
     @strawberry.mutation
     async def remove_prerequisite(
         self, info: Info[HubContext, Any], input: RemovePrerequisiteInput
     ) -> RemovePrerequisiteResult:
-        def run(uow: UnitOfWork, actor: Actor) -> views.TaskView:
-            task = work.remove_prerequisite(
+        return await mutate(
+            info,
+            lambda uow, actor: work.remove_prerequisite(
                 uow,
                 actor,
                 task_id=str(input.task_id),
                 prerequisite_id=str(input.prerequisite_id),
                 override_reason=input.override_reason,
-            )
-            return work.get_task(uow, task.id)
-
-        return await mutate(info, run, _task_payload)
+            ),
+            _task_payload,
+        )
 
     @strawberry.mutation
     async def link_tasks(
@@ -615,11 +610,13 @@ class WorkMutation:
     async def release_task(
         self, info: Info[HubContext, Any], input: ReleaseTaskInput
     ) -> ReleaseTaskResult:
-        def run(uow: UnitOfWork, actor: Actor) -> views.TaskView:
-            task = work.release_task(uow, actor, task_id=str(input.task_id), reason=input.reason)
-            return work.get_task(uow, task.id)
-
-        return await mutate(info, run, _task_payload)
+        return await mutate(
+            info,
+            lambda uow, actor: work.release_task(
+                uow, actor, task_id=str(input.task_id), reason=input.reason
+            ),
+            _task_payload,
+        )
 
     @strawberry.mutation
     async def renew_lease(

@@ -1,5 +1,8 @@
 """The work module's operations, as other modules and the entry points call them."""
 
+from hub.identity.actor import Actor
+from hub.storage.unit_of_work import UnitOfWork
+from hub.work import attempts, dependencies
 from hub.work.attempts import (
     AdapterEventResult,
     ClaimRequest,
@@ -17,13 +20,11 @@ from hub.work.attempts import (
     record_recovery_disposition,
     recovery_packet,
     register_worktree,
-    release_task,
     relinquish_attempt,
     renew_lease,
     session_attempts,
     submit_attempt,
 )
-from hub.work.dependencies import add_prerequisite, remove_prerequisite
 from hub.work.tasks import (
     NewTask,
     TaskEdit,
@@ -36,6 +37,7 @@ from hub.work.tasks import (
     link_tasks,
     list_tasks,
     reopen_task,
+    task_view,
 )
 from hub.work.views import (
     AttemptResult,
@@ -60,6 +62,47 @@ from hub.work.workflow import (
     task_worktrees,
     workflow_tasks,
 )
+
+
+def add_prerequisite(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    task_id: str,
+    prerequisite_id: str,
+    override_reason: str | None = None,
+) -> TaskView:
+    task = dependencies.add_prerequisite(
+        uow,
+        actor,
+        task_id=task_id,
+        prerequisite_id=prerequisite_id,
+        override_reason=override_reason,
+    )
+    return task_view(uow, task)
+
+
+def remove_prerequisite(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    task_id: str,
+    prerequisite_id: str,
+    override_reason: str | None = None,
+) -> TaskView:
+    task = dependencies.remove_prerequisite(
+        uow,
+        actor,
+        task_id=task_id,
+        prerequisite_id=prerequisite_id,
+        override_reason=override_reason,
+    )
+    return task_view(uow, task)
+
+
+def release_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> TaskView:
+    return task_view(uow, attempts.release_task(uow, actor, task_id=task_id, reason=reason))
+
 
 __all__ = [
     "AdapterEventResult",
