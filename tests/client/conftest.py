@@ -86,6 +86,28 @@ def started(agent_cli: AgentCli, server: str, agent_token: str) -> dict[str, Any
     )  # fmt: skip
 
 
+@pytest.fixture
+def cli_agent(
+    tmp_path: Path, server: str, make_principal: Callable[..., Principal]
+) -> Callable[[str], AgentCli]:
+    """`cli_agent("reviewer")`: a new agent principal's `hub agent`, with its own state
+    file and a started session."""
+
+    def make(name: str) -> AgentCli:
+        cli = AgentCli(tmp_path / name / "agent-state.json")
+        cli.json(
+            "start",
+            "--server", server,
+            "--token", make_principal(kind="agent").token,
+            "--workstation", f"ws-{name}",
+            "--harness", "pytest",
+            "--instance", name,
+        )  # fmt: skip
+        return cli
+
+    return make
+
+
 class ShiftedClock:
     """This workstation's clocks, moved forward by `offset`: no test sleeps."""
 

@@ -210,6 +210,9 @@ class Task:
     created_at: datetime
     updated_at: datetime
     created_by: strawberry.ID
+    subject_submission_id: strawberry.ID | None = strawberry.field(
+        description="The submission a REVIEW or INTEGRATION task was opened for."
+    )
 
     @strawberry.field
     async def current_attempt(self, info: Info[HubContext, Any]) -> Attempt | None:
@@ -249,6 +252,9 @@ class Task:
             created_at=view.created_at,
             updated_at=view.updated_at,
             created_by=strawberry.ID(view.created_by),
+            subject_submission_id=strawberry.ID(view.subject_submission_id)
+            if view.subject_submission_id
+            else None,
         )
 
 

@@ -9,6 +9,9 @@ stdout with `--json` (for agents), rich text otherwise. Exit codes:
     2  usage, or the local state file (no session, an unresolved earlier operation)
     3  transport failure: no definite answer. Run the same command again; a keyed
        operation reuses its recorded idempotency key, so the retry cannot apply twice.
+       (The few changes the API takes without a key say so, and how to check first.)
+
+`hub agent review …` and `hub agent integrate …` are in `hub.cli.agent_review`.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from hub.client.errors import (
 from hub.client.state import STATE_ENV, AttemptRecord, StateFile, default_state_path
 
 app = typer.Typer(
-    help="The agent client: sessions, claims, heartbeats and submissions over the API.",
+    help="The agent client: sessions, claims, heartbeats, submissions, reviews and "
+    "integrations over the API.",
     no_args_is_help=True,
 )
 
@@ -120,7 +124,7 @@ def reporting(as_json: bool) -> Iterator[None]:
             if isinstance(error, ProblemError):
                 body["problem"] = error.typename
                 body["details"] = error.details
-            _print_json({"ok": False, "exitCode": code, "error": body})
+            print_json({"ok": False, "exitCode": code, "error": body})
         else:
             errors.print(f"[red]{escape(error.code)}[/red]: {escape(error.message)}")
         raise typer.Exit(code) from None
@@ -164,7 +168,7 @@ def start(
             replace=replace,
         )
         if as_json:
-            _print_json(
+            print_json(
                 {
                     "ok": True,
                     "session": {
@@ -203,7 +207,7 @@ def next_task(
             kinds=[k.value for k in kind or []],
             abandon_pending=abandon_pending,
         )
-        _render_attempt(outcome, "claimed", as_json)
+        render_attempt(outcome, "claimed", as_json)
 
 
 @app.command()
@@ -219,7 +223,7 @@ def claim(
         outcome = open_client(state).claim(
             project=project, task_id=task_id, abandon_pending=abandon_pending
         )
-        _render_attempt(outcome, "claimed", as_json)
+        render_attempt(outcome, "claimed", as_json)
 
 
 @app.command()
@@ -229,7 +233,7 @@ def heartbeat(
     """Renew the current attempt's lease (renewLease)."""
     with reporting(as_json):
         outcome = open_client(state).heartbeat(abandon_pending=abandon_pending)
-        _render_attempt(outcome, "renewed", as_json)
+        render_attempt(outcome, "renewed", as_json)
 
 
 @app.command()
@@ -253,7 +257,7 @@ def checkpoint(
             published=published,
             abandon_pending=abandon_pending,
         )
-        _render_attempt(outcome, "checkpoint recorded", as_json)
+        render_attempt(outcome, "checkpoint recorded", as_json)
 
 
 @app.command()
@@ -275,7 +279,7 @@ def accept(
         outcome = open_client(state).accept(
             evidence=evidence, note=note, criteria_revision=criteria_revision
         )
-        _render_attempt(outcome, "acceptance recorded", as_json)
+        render_attempt(outcome, "acceptance recorded", as_json)
 
 
 @app.command()
@@ -299,7 +303,7 @@ def submit(
             candidate_revision=candidate_revision,
             abandon_pending=abandon_pending,
         )
-        _render_attempt(done, "submitted", as_json)
+        render_attempt(done, "submitted", as_json)
 
 
 @app.command()
@@ -311,7 +315,7 @@ def relinquish(
     """Give the current attempt's task back (relinquishAttempt)."""
     with reporting(as_json):
         outcome = open_client(state).relinquish(reason=reason)
-        _render_attempt(outcome, "relinquished", as_json)
+        render_attempt(outcome, "relinquished", as_json)
 
 
 @app.command()
@@ -330,7 +334,7 @@ def status(
         client = open_client(state)
         report = client.status(refresh=refresh)
         if as_json:
-            _print_json({"ok": True, **_status_json(report, client.state_file.path)})
+            print_json({"ok": True, **_status_json(report, client.state_file.path)})
         else:
             _print_status(report, client.state_file.path)
 
@@ -347,7 +351,7 @@ def end(
         ended = open_client(state).end(reason=reason, abandon_pending=abandon_pending)
         left = ended.abandoned_attempt
         if as_json:
-            _print_json(
+            print_json(
                 {
                     "ok": True,
                     "session": {"id": ended.session.id, "endedAt": _iso(ended.session.ended_at)},
@@ -366,7 +370,7 @@ def end(
 # --- rendering ---------------------------------------------------------------------------
 
 
-def _print_json(value: dict[str, Any]) -> None:
+def print_json(value: dict[str, Any]) -> None:
     print(json.dumps(value, default=str, sort_keys=True))
 
 
@@ -374,7 +378,7 @@ def _iso(value: Any) -> str | None:
     return None if value is None else str(value.isoformat())
 
 
-def _deadline_json(record: AttemptRecord) -> dict[str, Any]:
+def deadline_json(record: AttemptRecord) -> dict[str, Any]:
     now = clock.wall()
     return {
         "localDeadline": record.local_deadline.isoformat(),
@@ -383,11 +387,13 @@ def _deadline_json(record: AttemptRecord) -> dict[str, Any]:
     }
 
 
-def _render_attempt(outcome: AttemptOutcome, verb: str, as_json: bool) -> None:
+def render_attempt(
+    outcome: AttemptOutcome, verb: str, as_json: bool, extra: dict[str, Any] | None = None
+) -> None:
     result, record = outcome.result, outcome.record
     if as_json:
         payload = {k: v for k, v in result.raw.items() if k != "__typename"}
-        _print_json({"ok": True, **payload, **_deadline_json(record)})
+        print_json({"ok": True, **payload, **deadline_json(record), **(extra or {})})
         return
     task, attempt = result.task, result.attempt
     replay = " [dim](a replay of the earlier request)[/dim]" if result.replay else ""
@@ -395,10 +401,10 @@ def _render_attempt(outcome: AttemptOutcome, verb: str, as_json: bool) -> None:
         f"{verb}: task [bold]{task.id}[/bold] {escape(task.title)} ({task.state}), "
         f"attempt {attempt.id} generation {attempt.generation} {attempt.state}{replay}"
     )
-    _print_lease(record)
+    print_lease(record)
 
 
-def _print_lease(record: AttemptRecord) -> None:
+def print_lease(record: AttemptRecord) -> None:
     if record.state != "ACTIVE" or not record.is_current:
         console.print(f"attempt {record.id} is {record.state}: it holds no lease any more")
         return
@@ -449,7 +455,11 @@ def _status_json(report: Status, path: Path) -> dict[str, Any]:
             "expiresAt": attempt.expires_at.isoformat(),
             "serverTime": attempt.server_time.isoformat(),
             "sentAt": attempt.sent_at.isoformat(),
-            **_deadline_json(attempt),
+            "taskKind": attempt.task_kind,
+            "subjectSubmissionId": attempt.subject_submission_id,
+            "integrationId": attempt.integration_id,
+            "targetBranch": attempt.target_branch,
+            **deadline_json(attempt),
         },
         "pending": [
             {
@@ -501,6 +511,15 @@ def _print_status(report: Status, path: Path) -> None:
         else:
             table.add_row("seconds left", f"{left:.0f}")
         table.add_row("heartbeat", f"every {attempt.heartbeat_seconds}s")
+        if attempt.subject_submission_id:
+            table.add_row(
+                "subject", f"submission {attempt.subject_submission_id} ({attempt.task_kind})"
+            )
+        if attempt.integration_id:
+            table.add_row(
+                "integration",
+                f"{attempt.integration_id} into {escape(attempt.target_branch or '-')}",
+            )
     for op in state.pending.values():
         table.add_row(
             "[yellow]pending[/yellow]",
@@ -510,3 +529,10 @@ def _print_status(report: Status, path: Path) -> None:
     console.print(table)
     if report.refreshed:
         console.print("[dim]reconciled with the server[/dim]")
+
+
+# The review and integration commands live in their own module and use the helpers above.
+from hub.cli.agent_review import integrate_app, review_app  # noqa: E402
+
+app.add_typer(review_app, name="review")
+app.add_typer(integrate_app, name="integrate")

@@ -2,7 +2,8 @@
 
     HubApi        typed GraphQL-over-HTTP calls, one method per operation (`api`),
                   answering the typed records of `results`
-    StateFile     the 0600 local state: session, current attempt, pending keys (`state`)
+    StateFile     the 0600 local state: session, current attempt (with the submission and
+                  integration it is for), pending keys (`state`)
     deadline      the conservative local deadline (decisions §2)
     AgentClient   the protocol's client half, one method per `hub agent` command (`agent`)
 
@@ -10,8 +11,8 @@ Errors are drawn in `hub.client.errors`. Nothing here imports the server's modul
 import-linter contract in pyproject.toml keeps it that way.
 """
 
-from hub.client.agent import AgentClient, AttemptOutcome, Ended, Status
-from hub.client.api import HubApi
+from hub.client.agent import AgentClient, AttemptOutcome, Ended, Recorded, ReviewClaimed, Status
+from hub.client.api import FindingDraft, HubApi
 from hub.client.deadline import LocalClock, Sent, SystemLocalClock
 from hub.client.errors import (
     AttemptNotActive,
@@ -31,10 +32,22 @@ from hub.client.results import (
     Attempt,
     AttemptResult,
     AttemptSnapshot,
+    Finding,
+    FindingResolved,
+    Integration,
+    IntegrationClaimed,
+    IntegrationReported,
     Lease,
+    Review,
+    ReviewRecorded,
+    ReviewStatus,
+    ReviewStatusReported,
     Session,
     SessionStarted,
+    Submission,
+    SubmissionReview,
     Task,
+    Validation,
     Viewer,
 )
 from hub.client.state import AgentState, AttemptRecord, PendingOperation, StateFile
@@ -51,14 +64,26 @@ __all__ = [
     "ClientError",
     "DeadlinePassed",
     "Ended",
+    "Finding",
+    "FindingDraft",
+    "FindingResolved",
     "HubApi",
+    "Integration",
+    "IntegrationClaimed",
+    "IntegrationReported",
     "Lease",
     "LocalClock",
     "LocalRefusal",
     "PendingOperation",
     "PendingOperationConflict",
     "ProblemError",
+    "Recorded",
     "RequestRejected",
+    "Review",
+    "ReviewClaimed",
+    "ReviewRecorded",
+    "ReviewStatus",
+    "ReviewStatusReported",
     "Sent",
     "ServerAnswered",
     "Session",
@@ -66,10 +91,13 @@ __all__ = [
     "StateError",
     "StateFile",
     "Status",
+    "Submission",
+    "SubmissionReview",
     "SystemLocalClock",
     "Task",
     "TransportFailure",
     "Unauthenticated",
     "UsageError",
+    "Validation",
     "Viewer",
 ]

@@ -18,14 +18,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 
-from hub.client.api import DEFAULT_TIMEOUT_SECONDS, HubApi
+from hub.client.api import DEFAULT_TIMEOUT_SECONDS, FindingDraft, HubApi
 from hub.client.deadline import LocalClock, SystemLocalClock, has_passed, wall_deadline
 from hub.client.errors import (
     AttemptNotActive,
+    ClientError,
     DeadlinePassed,
     PendingOperationConflict,
     ProblemError,
@@ -33,7 +34,19 @@ from hub.client.errors import (
     TransportFailure,
     UsageError,
 )
-from hub.client.results import Attempt, AttemptResult, Session, SessionEnded
+from hub.client.results import (
+    Attempt,
+    AttemptResult,
+    FindingResolved,
+    Integration,
+    IntegrationClaimed,
+    IntegrationReported,
+    ReviewRecorded,
+    ReviewStatusReported,
+    Session,
+    SessionEnded,
+    SubmissionReview,
+)
 from hub.client.state import (
     AgentState,
     AttemptRecord,
@@ -45,6 +58,13 @@ from hub.client.state import (
 
 # Problems that mean this attempt no longer holds its task: act on them locally at once.
 _AUTHORITY_LOST = {"LEASE_EXPIRED", "STALE_GENERATION"}
+
+# Integration outcomes that only make things safer (the target stays reserved, or the
+# work goes back): like relinquishing, they are allowed past the local deadline, and the
+# server still refuses them if the lease is gone.
+_SAFE_OUTCOMES = {"UNCERTAIN", "ABANDONED"}
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,6 +84,27 @@ class Status:
 class Ended:
     session: Session
     abandoned_attempt: AttemptRecord | None
+
+
+@dataclass(frozen=True)
+class ReviewClaimed:
+    """A review task claimed, and the submission it is for.
+
+    The claim is what counts; if reading the submission failed afterwards, `subject` is
+    None and `subject_error` says why (`hub agent review show` reads it again).
+    """
+
+    claim: AttemptOutcome
+    subject: SubmissionReview | None
+    subject_error: ClientError | None
+
+
+@dataclass(frozen=True)
+class Recorded(Generic[T]):
+    """An answer made under the current attempt, and the attempt as re-read after it."""
+
+    answer: T
+    record: AttemptRecord | None
 
 
 class AgentClient:
@@ -313,6 +354,238 @@ class AgentClient:
                 lambda: api.relinquish_attempt(attempt.id, attempt.generation, reason=reason)
             )
 
+    # --- review ----------------------------------------------------------------------
+
+    def review_next(self, *, project: str, abandon_pending: bool = False) -> ReviewClaimed:
+        """Claim the next review task of a project and read the submission it is for."""
+        claimed = self.claim(project=project, kinds=["REVIEW"], abandon_pending=abandon_pending)
+        subject_id = claimed.record.subject_submission_id
+        if subject_id is None:
+            return ReviewClaimed(
+                claimed, None, StateError(f"task {claimed.record.task_id} names no submission")
+            )
+        try:
+            return ReviewClaimed(claimed, self.review_show(subject_id), None)
+        except ClientError as error:
+            return ReviewClaimed(claimed, None, error)
+
+    def review_show(self, submission_id: str | None = None) -> SubmissionReview:
+        """A submission with its task, reviews, findings and review status; by default the
+        one the current review or integration attempt is for."""
+        state = self.state_file.read()
+        server, session = _require_session(state)
+        if submission_id is None:
+            attempt = _require_attempt(state)
+            if attempt.subject_submission_id is None:
+                raise StateError(
+                    f"attempt {attempt.id} is not on a review or integration task: name the "
+                    "submission"
+                )
+            submission_id = attempt.subject_submission_id
+        with self.api(server, session.token) as api:
+            found = api.submission(submission_id)
+        if found is None:
+            raise ProblemError(
+                "NotFound", "NOT_FOUND", f"no submission {submission_id}", {"what": "submission"}
+            )
+        return found
+
+    def review(
+        self,
+        *,
+        decision: str,
+        summary: str,
+        findings: Sequence[FindingDraft] = (),
+        evidence: Sequence[str] = (),
+    ) -> Recorded[ReviewRecorded]:
+        """Record the review decision under the current review attempt (submitReview)."""
+        if decision == "REJECT" and not findings:
+            raise UsageError("a rejection names at least one finding (--finding)")
+        state = self.state_file.read()
+        attempt = _require_attempt(state)
+        subject = attempt.subject_submission_id
+        if attempt.task_kind != "REVIEW" or subject is None:
+            raise StateError(
+                f"attempt {attempt.id} is not on a review task: claim one with "
+                "`hub agent review next`"
+            )
+        self._check_authority(state, attempt, None, {})
+        return self._under_attempt(
+            state,
+            "submitReview",
+            "`hub agent review show` lists the reviews recorded",
+            lambda api: api.submit_review(
+                attempt.id,
+                attempt.generation,
+                submission_id=subject,
+                decision=decision,
+                summary=summary,
+                findings=findings,
+                evidence=evidence,
+            ),
+        )
+
+    def request_human_review(self, submission_id: str, *, context: str) -> ReviewStatusReported:
+        """Ask for a human decision. Safe to repeat: a repeat adds the request again."""
+        state = self.state_file.read()
+        server, session = _require_session(state)
+        with self.api(server, session.token) as api:
+            return api.request_human_review(submission_id, context=context)
+
+    def resolve_finding(
+        self, finding_id: str, *, resolution: str, evidence: Sequence[str]
+    ) -> FindingResolved:
+        """Record how a finding was addressed. Safe to repeat: a resolved finding stays as
+        it was first resolved."""
+        state = self.state_file.read()
+        server, session = _require_session(state)
+        with self.api(server, session.token) as api:
+            return api.resolve_finding(finding_id, resolution=resolution, evidence=evidence)
+
+    # --- integration -------------------------------------------------------------------
+
+    def integrate_claim(
+        self,
+        submission_id: str,
+        *,
+        observed_target_revision: str,
+        target_branch: str | None = None,
+        abandon_pending: bool = False,
+    ) -> AttemptOutcome:
+        """Claim a submission's integration task and the target's exclusive reservation."""
+        state = self.state_file.read()
+        server, session = _require_session(state)
+        arguments = {
+            "submissionId": submission_id,
+            "observedTargetRevision": observed_target_revision,
+            "targetBranch": target_branch,
+        }
+        if not _resolves_pending(state, "claimIntegration", arguments):
+            self._refuse_claim_while_holding(state)
+        with self.api(server, session.token) as api:
+            return self._keyed(
+                "claimIntegration",
+                arguments,
+                abandon_pending,
+                lambda key: api.claim_integration(
+                    submission_id,
+                    observed_target_revision=observed_target_revision,
+                    target_branch=target_branch,
+                    idempotency_key=key,
+                ),
+                replace_attempt=True,
+            )
+
+    def integrate_report(
+        self,
+        *,
+        outcome: str,
+        base_revision: str | None = None,
+        result_revision: str | None = None,
+        target_branch: str | None = None,
+        verified_how: str = "CLIENT_REPORTED",
+        note: str = "",
+    ) -> Recorded[IntegrationReported]:
+        """Report what happened to the target (recordIntegrationResult)."""
+        state = self.state_file.read()
+        attempt = _require_attempt(state)
+        integration_id = _require_integration(attempt)
+        branch = target_branch or attempt.target_branch
+        if branch is None:
+            raise StateError(f"integration {integration_id} has no target branch: pass --branch")
+        if outcome in _SAFE_OUTCOMES:
+            if attempt.state != "ACTIVE" or not attempt.is_current:
+                raise _not_active(attempt)
+        else:
+            self._check_authority(state, attempt, None, {})
+        return self._under_attempt(
+            state,
+            "recordIntegrationResult",
+            "`hub agent integrate show` lists the reports recorded",
+            lambda api: api.record_integration_result(
+                attempt.id,
+                attempt.generation,
+                integration_id=integration_id,
+                outcome=outcome,
+                target_branch=branch,
+                base_revision=base_revision,
+                result_revision=result_revision,
+                verified_how=verified_how,
+                note=note,
+            ),
+        )
+
+    def integrate_validate(
+        self, *, result_revision: str, evidence: Sequence[str], passed: bool, summary: str = ""
+    ) -> Recorded[IntegrationReported]:
+        """Attach the validation of the integrated result; a pass completes the task."""
+        state = self.state_file.read()
+        attempt = _require_attempt(state)
+        integration_id = _require_integration(attempt)
+        self._check_authority(state, attempt, None, {})
+        return self._under_attempt(
+            state,
+            "recordValidation",
+            "`hub agent integrate show` lists the validations recorded",
+            lambda api: api.record_validation(
+                attempt.id,
+                attempt.generation,
+                integration_id=integration_id,
+                result_revision=result_revision,
+                passed=passed,
+                evidence=evidence,
+                summary=summary,
+            ),
+        )
+
+    def integrate_reconcile(
+        self,
+        *,
+        remote_revision: str,
+        published: bool,
+        integration_id: str | None = None,
+        verified_how: str = "CLIENT_REPORTED",
+        note: str = "",
+    ) -> Recorded[IntegrationReported]:
+        """Record what the remote target holds after an uncertain publish.
+
+        Reconciling is what an agent does after its deadline (decisions §7), so it is never
+        refused locally; the server lets the integrator's session or an operator do it.
+        """
+        state = self.state_file.read()
+        server, session = _require_session(state)
+        if integration_id is None:
+            integration_id = _require_integration(_require_attempt(state))
+        chosen = integration_id
+        with self.api(server, session.token) as api:
+            answer = api.reconcile_integration(
+                chosen,
+                remote_revision=remote_revision,
+                published=published,
+                verified_how=verified_how,
+                note=note,
+            )
+            held = state.attempt
+            record = (
+                self._reread_attempt(api, held.id)
+                if held is not None and held.integration_id == chosen
+                else None
+            )
+        return Recorded(answer, record)
+
+    def integrate_show(self, integration_id: str | None = None) -> Integration:
+        state = self.state_file.read()
+        server, session = _require_session(state)
+        if integration_id is None:
+            integration_id = _require_integration(_require_attempt(state))
+        with self.api(server, session.token) as api:
+            found = api.integration(integration_id)
+        if found is None:
+            raise ProblemError(
+                "NotFound", "NOT_FOUND", f"no integration {integration_id}", {"what": "integration"}
+            )
+        return found
+
     # --- reconciling -----------------------------------------------------------------
 
     def status(self, *, refresh: bool = False) -> Status:
@@ -335,7 +608,10 @@ class AgentClient:
                 with self.state_file.update() as fresh:
                     if fresh.attempt is not None and fresh.attempt.id == snapshot.attempt.id:
                         fresh.attempt = _record(
-                            snapshot.attempt, snapshot.server_time, snapshot.sent.wall
+                            snapshot.attempt,
+                            snapshot.server_time,
+                            snapshot.sent.wall,
+                            fresh.attempt,
                         )
         return Status(self.state_file.read(), self.clock.wall(), refreshed=True)
 
@@ -385,6 +661,55 @@ class AgentClient:
             record = self._apply(state, result, replace_attempt=False)
         return AttemptOutcome(result, record)
 
+    def _under_attempt(
+        self,
+        state: AgentState,
+        operation: str,
+        how_to_check: str,
+        send: Callable[[HubApi], T],
+    ) -> Recorded[T]:
+        """Send a change the API takes without an idempotency key, made under the current
+        attempt; then re-read the attempt, which the change may have ended."""
+        server, session = _require_session(state)
+        attempt = _require_attempt(state)
+        with self.api(server, session.token) as api:
+            try:
+                answer = send(api)
+            except ProblemError as problem:
+                with self.state_file.update() as fresh:
+                    self._note_lost_authority(fresh, problem, attempt.id)
+                raise
+            except TransportFailure as failure:
+                if not failure.uncertain:
+                    raise
+                raise TransportFailure(
+                    f"{failure.message}. The {operation} may have been applied and carries no "
+                    f"idempotency key: learn its outcome first ({how_to_check}), then run it "
+                    "again only if it is missing",
+                    uncertain=True,
+                ) from failure
+            return Recorded(answer, self._reread_attempt(api, attempt.id))
+
+    def _reread_attempt(self, api: HubApi, attempt_id: str) -> AttemptRecord | None:
+        """The attempt as the server holds it now, kept in the state file.
+
+        Best effort: the change before it already has its definite answer, so a failure
+        here leaves the stored record (`status --refresh` catches up) and is not reported
+        as the change's failure.
+        """
+        try:
+            snapshot = api.attempt(attempt_id)
+        except ClientError:
+            snapshot = None
+        with self.state_file.update() as fresh:
+            if fresh.attempt is None or fresh.attempt.id != attempt_id:
+                return None
+            if snapshot is not None:
+                fresh.attempt = _record(
+                    snapshot.attempt, snapshot.server_time, snapshot.sent.wall, fresh.attempt
+                )
+            return fresh.attempt
+
     def _reserve_key(self, operation: str, arguments: dict[str, Any], abandon: bool) -> str:
         with self.state_file.update() as state:
             pending = state.pending.get(operation)
@@ -433,7 +758,12 @@ class AgentClient:
     def _apply(
         self, state: AgentState, result: AttemptResult, *, replace_attempt: bool
     ) -> AttemptRecord:
-        record = _record(result.attempt, result.server_time, result.sent.wall)
+        record = _record(result.attempt, result.server_time, result.sent.wall, state.attempt)
+        record.task_kind = result.task.kind
+        record.subject_submission_id = result.task.subject_submission_id
+        if isinstance(result, IntegrationClaimed):
+            record.integration_id = result.integration.id
+            record.target_branch = result.integration.target_branch
         # Another command may have moved the state file to a different attempt meanwhile.
         if replace_attempt or state.attempt is None or state.attempt.id == record.id:
             state.attempt = record
@@ -447,7 +777,15 @@ class AgentClient:
             attempt.local_deadline = min(attempt.local_deadline, self.clock.wall())
 
 
-def _record(attempt: Attempt, server_time: datetime, sent_at: datetime) -> AttemptRecord:
+def _record(
+    attempt: Attempt,
+    server_time: datetime,
+    sent_at: datetime,
+    previous: AttemptRecord | None = None,
+) -> AttemptRecord:
+    """The attempt's record; what it is for carries over from `previous` if it is the same
+    attempt (answers that report only the attempt do not repeat it)."""
+    same = previous if previous is not None and previous.id == attempt.id else None
     return AttemptRecord(
         id=attempt.id,
         task_id=attempt.task_id,
@@ -468,6 +806,10 @@ def _record(attempt: Attempt, server_time: datetime, sent_at: datetime) -> Attem
             expires_at=attempt.expires_at,
             lease_seconds=attempt.lease_seconds,
         ),
+        task_kind=same.task_kind if same else None,
+        subject_submission_id=same.subject_submission_id if same else None,
+        integration_id=same.integration_id if same else None,
+        target_branch=same.target_branch if same else None,
     )
 
 
@@ -492,6 +834,14 @@ def _require_attempt(state: AgentState) -> AttemptRecord:
     if state.attempt is None:
         raise StateError("no current attempt: claim one with `hub agent next` or `hub agent claim`")
     return state.attempt
+
+
+def _require_integration(attempt: AttemptRecord) -> str:
+    if attempt.integration_id is None:
+        raise StateError(
+            f"attempt {attempt.id} holds no integration: claim one with `hub agent integrate claim`"
+        )
+    return attempt.integration_id
 
 
 def _not_active(attempt: AttemptRecord) -> AttemptNotActive:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, ParamSpec, TypeVar
 
@@ -28,10 +29,21 @@ from hub.client.results import (
     Attempt,
     AttemptResult,
     AttemptSnapshot,
+    Finding,
+    FindingResolved,
+    Integration,
+    IntegrationClaimed,
+    IntegrationReported,
+    Review,
+    ReviewRecorded,
+    ReviewStatus,
+    ReviewStatusReported,
     Session,
     SessionEnded,
     SessionStarted,
+    SubmissionReview,
     Task,
+    Validation,
     Viewer,
     time_of,
 )
@@ -44,6 +56,7 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.
 _LEASE = "lease { attemptId generation expiresAt heartbeatSeconds }"
 _TASK_FIELDS = (
     "id projectId kind title state effectiveState generation criteriaRevision currentAttemptId"
+    " subjectSubmissionId"
 )
 _ATTEMPT_FIELDS = (
     "id projectId taskId sessionId generation state kind isCurrent leaseExpired expiresAt"
@@ -56,6 +69,49 @@ _ATTEMPT_PAYLOAD = (
 _ATTEMPT_PAYLOAD_EXTRAS = (
     "checkpoint { id } submission { id outcome candidateRevision } worktree { id }"
 )
+_SUBMISSION_FIELDS = (
+    "id projectId taskId attemptId outcome result handoff candidateRevision criteriaRevision"
+    " policyRevision createdAt"
+)
+_FINDING_FIELDS = (
+    "id reviewId submissionId taskId severity title detail remedy required resolution"
+    " resolutionEvidence resolvedBy resolvedAt createdAt"
+)
+_REVIEW_FIELDS = (
+    "id submissionId taskId candidateRevision reviewerKind principalId sessionId attemptId"
+    f" decision summary evidence policyRevision createdAt findings {{ {_FINDING_FIELDS} }}"
+)
+_STATUS_FIELDS = (
+    "submissionId taskId policyRevision reviewPolicy agentApprovals requiredAgentApprovals"
+    " humanApprovals requiredHumanApprovals rejected unresolvedRequiredFindings"
+    " humanReviewRequested approved readyForIntegration waitingReason"
+)
+_INTEGRATION_FIELDS = (
+    "id projectId submissionId taskId integrationTaskId attemptId repositoryId binding"
+    " targetBranch candidateRevision policyRevision expectedBaseRevision resultRevision state"
+    " reservationHeld createdAt updatedAt"
+    " reports { id outcome baseRevision resultRevision verifiedHow note reportedBy createdAt }"
+    " validations { id integrationId resultRevision passed evidence summary reportedBy createdAt }"
+)
+_INTEGRATION_PAYLOAD = f"integration {{ {_INTEGRATION_FIELDS} }} serverTime"
+
+
+@dataclass(frozen=True)
+class FindingDraft:
+    """A finding as a reviewer writes it: severity, title and a concrete remedy."""
+
+    severity: str
+    title: str
+    remedy: str
+    detail: str = ""
+
+    def to_input(self) -> dict[str, str]:
+        return {
+            "severity": self.severity,
+            "title": self.title,
+            "remedy": self.remedy,
+            "detail": self.detail,
+        }
 
 
 P = ParamSpec("P")
@@ -374,6 +430,193 @@ class HubApi:
             {"attemptId": attempt_id, "generation": generation, "reason": reason},
         )
 
+    # --- review and integration -------------------------------------------------------
+
+    @_readable
+    def submit_review(
+        self,
+        attempt_id: str,
+        generation: int,
+        *,
+        submission_id: str,
+        decision: str,
+        summary: str,
+        findings: Sequence[FindingDraft] = (),
+        evidence: Sequence[str] = (),
+    ) -> ReviewRecorded:
+        data, _ = self.mutate(
+            "submitReview",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "submissionId": submission_id,
+                "decision": decision,
+                "summary": summary,
+                "findings": [f.to_input() for f in findings],
+                "evidence": list(evidence),
+            },
+            "ReviewPayload",
+            f"review {{ {_REVIEW_FIELDS} }} status {{ {_STATUS_FIELDS} }} serverTime",
+        )
+        return ReviewRecorded(
+            review=Review.of(data["review"]),
+            status=ReviewStatus.of(data["status"]),
+            server_time=time_of(data["serverTime"]),
+            raw=data,
+        )
+
+    @_readable
+    def request_human_review(self, submission_id: str, *, context: str) -> ReviewStatusReported:
+        data, _ = self.mutate(
+            "requestHumanReview",
+            {"submissionId": submission_id, "context": context},
+            "ReviewStatusPayload",
+            f"status {{ {_STATUS_FIELDS} }} serverTime",
+        )
+        return ReviewStatusReported(
+            ReviewStatus.of(data["status"]), time_of(data["serverTime"]), data
+        )
+
+    @_readable
+    def resolve_finding(
+        self, finding_id: str, *, resolution: str, evidence: Sequence[str]
+    ) -> FindingResolved:
+        data, _ = self.mutate(
+            "resolveFinding",
+            {"findingId": finding_id, "resolution": resolution, "evidence": list(evidence)},
+            "ResolveFindingPayload",
+            f"finding {{ {_FINDING_FIELDS} }} serverTime",
+        )
+        return FindingResolved(Finding.of(data["finding"]), time_of(data["serverTime"]), data)
+
+    @_readable
+    def claim_integration(
+        self,
+        submission_id: str,
+        *,
+        observed_target_revision: str,
+        target_branch: str | None = None,
+        idempotency_key: str,
+    ) -> IntegrationClaimed:
+        data, sent = self.mutate(
+            "claimIntegration",
+            {
+                "submissionId": submission_id,
+                "observedTargetRevision": observed_target_revision,
+                "targetBranch": target_branch,
+                "idempotencyKey": idempotency_key,
+            },
+            "ClaimIntegrationPayload",
+            f"{_ATTEMPT_PAYLOAD} integration {{ {_INTEGRATION_FIELDS} }}",
+        )
+        return IntegrationClaimed.of(data, sent)
+
+    @_readable
+    def record_integration_result(
+        self,
+        attempt_id: str,
+        generation: int,
+        *,
+        integration_id: str,
+        outcome: str,
+        target_branch: str,
+        base_revision: str | None = None,
+        result_revision: str | None = None,
+        verified_how: str = "CLIENT_REPORTED",
+        note: str = "",
+    ) -> IntegrationReported:
+        data, _ = self.mutate(
+            "recordIntegrationResult",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "integrationId": integration_id,
+                "outcome": outcome,
+                "targetBranch": target_branch,
+                "baseRevision": base_revision,
+                "resultRevision": result_revision,
+                "verifiedHow": verified_how,
+                "note": note,
+            },
+            "IntegrationPayload",
+            _INTEGRATION_PAYLOAD,
+        )
+        return _integration_reported(data)
+
+    @_readable
+    def reconcile_integration(
+        self,
+        integration_id: str,
+        *,
+        remote_revision: str,
+        published: bool,
+        verified_how: str = "CLIENT_REPORTED",
+        note: str = "",
+    ) -> IntegrationReported:
+        data, _ = self.mutate(
+            "reconcileIntegration",
+            {
+                "integrationId": integration_id,
+                "remoteRevision": remote_revision,
+                "published": published,
+                "verifiedHow": verified_how,
+                "note": note,
+            },
+            "IntegrationPayload",
+            _INTEGRATION_PAYLOAD,
+        )
+        return _integration_reported(data)
+
+    @_readable
+    def record_validation(
+        self,
+        attempt_id: str,
+        generation: int,
+        *,
+        integration_id: str,
+        result_revision: str,
+        passed: bool,
+        evidence: Sequence[str],
+        summary: str = "",
+    ) -> IntegrationReported:
+        data, _ = self.mutate(
+            "recordValidation",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "integrationId": integration_id,
+                "resultRevision": result_revision,
+                "passed": passed,
+                "evidence": list(evidence),
+                "summary": summary,
+            },
+            "RecordValidationPayload",
+            "validation { id integrationId resultRevision passed evidence summary reportedBy"
+            f" createdAt }} {_INTEGRATION_PAYLOAD}",
+        )
+        return _integration_reported(data)
+
+    @_readable
+    def submission(self, submission_id: str) -> SubmissionReview | None:
+        data, _ = self.execute(
+            "query Submission($id: ID!) { submission(id: $id) {"
+            f" submission {{ {_SUBMISSION_FIELDS} }} task {{ {_TASK_FIELDS} }}"
+            f" status {{ {_STATUS_FIELDS} }} reviews {{ {_REVIEW_FIELDS} }}"
+            f" findings {{ {_FINDING_FIELDS} }} }} }}",
+            {"id": submission_id},
+        )
+        found = data.get("submission")
+        return SubmissionReview.of(found) if found else None
+
+    @_readable
+    def integration(self, integration_id: str) -> Integration | None:
+        data, _ = self.execute(
+            f"query Integration($id: ID!) {{ integration(id: $id) {{ {_INTEGRATION_FIELDS} }} }}",
+            {"id": integration_id},
+        )
+        found = data.get("integration")
+        return Integration.of(found) if found else None
+
     # --- queries -------------------------------------------------------------------
 
     @_readable
@@ -441,6 +684,16 @@ class HubApi:
         if result.get("__typename") != "Project":
             raise _problem(result)
         return str(result["id"])
+
+
+def _integration_reported(data: dict[str, Any]) -> IntegrationReported:
+    validation = data.get("validation")
+    return IntegrationReported(
+        integration=Integration.of(data["integration"]),
+        validation=Validation.of(validation) if validation else None,
+        server_time=time_of(data["serverTime"]),
+        raw=data,
+    )
 
 
 def _problem(result: dict[str, Any]) -> ProblemError:

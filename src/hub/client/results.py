@@ -49,6 +49,7 @@ class Task:
     generation: int
     criteria_revision: int
     current_attempt_id: str | None
+    subject_submission_id: str | None  # REVIEW and INTEGRATION tasks: what they are for
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Task:
@@ -62,6 +63,7 @@ class Task:
             generation=int(data["generation"]),
             criteria_revision=int(data["criteriaRevision"]),
             current_attempt_id=data.get("currentAttemptId"),
+            subject_submission_id=data.get("subjectSubmissionId"),
         )
 
 
@@ -187,3 +189,261 @@ class AdapterEventRecorded:
     session: Session
     attempts: list[Attempt]
     server_time: datetime
+
+
+# --- review and integration ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Submission:
+    id: str
+    project_id: str
+    task_id: str
+    attempt_id: str
+    outcome: str
+    result: str
+    handoff: str
+    candidate_revision: str | None
+    criteria_revision: int
+    policy_revision: int
+    created_at: datetime
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Submission:
+        return cls(
+            id=str(data["id"]),
+            project_id=str(data["projectId"]),
+            task_id=str(data["taskId"]),
+            attempt_id=str(data["attemptId"]),
+            outcome=str(data["outcome"]),
+            result=str(data["result"]),
+            handoff=str(data["handoff"]),
+            candidate_revision=data.get("candidateRevision"),
+            criteria_revision=int(data["criteriaRevision"]),
+            policy_revision=int(data["policyRevision"]),
+            created_at=time_of(data["createdAt"]),
+        )
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    submission_id: str
+    severity: str
+    title: str
+    remedy: str
+    detail: str
+    required: bool
+    resolution: str | None
+    resolved_at: datetime | None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Finding:
+        return cls(
+            id=str(data["id"]),
+            submission_id=str(data["submissionId"]),
+            severity=str(data["severity"]),
+            title=str(data["title"]),
+            remedy=str(data["remedy"]),
+            detail=str(data["detail"]),
+            required=bool(data["required"]),
+            resolution=data.get("resolution"),
+            resolved_at=optional_time_of(data.get("resolvedAt")),
+        )
+
+
+@dataclass(frozen=True)
+class Review:
+    id: str
+    submission_id: str
+    reviewer_kind: str
+    principal_id: str
+    attempt_id: str | None
+    decision: str
+    summary: str
+    candidate_revision: str | None
+    findings: list[Finding]
+    created_at: datetime
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Review:
+        return cls(
+            id=str(data["id"]),
+            submission_id=str(data["submissionId"]),
+            reviewer_kind=str(data["reviewerKind"]),
+            principal_id=str(data["principalId"]),
+            attempt_id=data.get("attemptId"),
+            decision=str(data["decision"]),
+            summary=str(data["summary"]),
+            candidate_revision=data.get("candidateRevision"),
+            findings=[Finding.of(f) for f in data["findings"]],
+            created_at=time_of(data["createdAt"]),
+        )
+
+
+@dataclass(frozen=True)
+class ReviewStatus:
+    """Where a submission stands against the review policy pinned to it."""
+
+    submission_id: str
+    review_policy: str
+    agent_approvals: int
+    required_agent_approvals: int
+    human_approvals: int
+    required_human_approvals: int
+    rejected: bool
+    unresolved_required_findings: list[str]
+    human_review_requested: bool
+    approved: bool
+    ready_for_integration: bool
+    waiting_reason: str | None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> ReviewStatus:
+        return cls(
+            submission_id=str(data["submissionId"]),
+            review_policy=str(data["reviewPolicy"]),
+            agent_approvals=int(data["agentApprovals"]),
+            required_agent_approvals=int(data["requiredAgentApprovals"]),
+            human_approvals=int(data["humanApprovals"]),
+            required_human_approvals=int(data["requiredHumanApprovals"]),
+            rejected=bool(data["rejected"]),
+            unresolved_required_findings=[str(f) for f in data["unresolvedRequiredFindings"]],
+            human_review_requested=bool(data["humanReviewRequested"]),
+            approved=bool(data["approved"]),
+            ready_for_integration=bool(data["readyForIntegration"]),
+            waiting_reason=data.get("waitingReason"),
+        )
+
+
+@dataclass(frozen=True)
+class SubmissionReview:
+    """A submission to review: its task, candidate, handoff, reviews and findings so far."""
+
+    submission: Submission
+    task: Task
+    status: ReviewStatus
+    reviews: list[Review]
+    findings: list[Finding]
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> SubmissionReview:
+        return cls(
+            submission=Submission.of(data["submission"]),
+            task=Task.of(data["task"]),
+            status=ReviewStatus.of(data["status"]),
+            reviews=[Review.of(r) for r in data["reviews"]],
+            findings=[Finding.of(f) for f in data["findings"]],
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class ReviewRecorded:
+    """submitReview's answer: the review as recorded and the submission's status after it."""
+
+    review: Review
+    status: ReviewStatus
+    server_time: datetime
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReviewStatusReported:
+    status: ReviewStatus
+    server_time: datetime
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FindingResolved:
+    finding: Finding
+    server_time: datetime
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Validation:
+    id: str
+    result_revision: str
+    passed: bool
+    evidence: list[str]
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Validation:
+        return cls(
+            id=str(data["id"]),
+            result_revision=str(data["resultRevision"]),
+            passed=bool(data["passed"]),
+            evidence=[str(e) for e in data["evidence"]],
+        )
+
+
+@dataclass(frozen=True)
+class Integration:
+    id: str
+    project_id: str
+    submission_id: str
+    task_id: str
+    integration_task_id: str
+    attempt_id: str
+    binding: str
+    target_branch: str
+    candidate_revision: str
+    expected_base_revision: str
+    result_revision: str | None
+    state: str
+    reservation_held: bool
+    validations: list[Validation]
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Integration:
+        return cls(
+            id=str(data["id"]),
+            project_id=str(data["projectId"]),
+            submission_id=str(data["submissionId"]),
+            task_id=str(data["taskId"]),
+            integration_task_id=str(data["integrationTaskId"]),
+            attempt_id=str(data["attemptId"]),
+            binding=str(data["binding"]),
+            target_branch=str(data["targetBranch"]),
+            candidate_revision=str(data["candidateRevision"]),
+            expected_base_revision=str(data["expectedBaseRevision"]),
+            result_revision=data.get("resultRevision"),
+            state=str(data["state"]),
+            reservation_held=bool(data["reservationHeld"]),
+            validations=[Validation.of(v) for v in data["validations"]],
+        )
+
+
+@dataclass(frozen=True)
+class IntegrationClaimed(AttemptResult):
+    """claimIntegration's answer: a claim of the integration task, plus the integration
+    holding the target's exclusive reservation."""
+
+    integration: Integration
+
+    @classmethod
+    def of(cls, data: dict[str, Any], sent: Sent) -> IntegrationClaimed:
+        claimed = AttemptResult.of(data, sent)
+        return cls(
+            task=claimed.task,
+            attempt=claimed.attempt,
+            lease=claimed.lease,
+            replay=claimed.replay,
+            server_time=claimed.server_time,
+            sent=sent,
+            raw=data,
+            integration=Integration.of(data["integration"]),
+        )
+
+
+@dataclass(frozen=True)
+class IntegrationReported:
+    """The integration after a result, reconciliation or validation was recorded."""
+
+    integration: Integration
+    validation: Validation | None
+    server_time: datetime
+    raw: dict[str, Any]

@@ -75,6 +75,13 @@ class AttemptRecord:
     server_time: datetime
     sent_at: datetime
     local_deadline: datetime
+    # What the attempt's task is for, kept from the claim's answer: a review or an
+    # integration acts on its subject submission; an integration on its integration and
+    # target branch. Absent from files written before review and integration commands.
+    task_kind: str | None = None
+    subject_submission_id: str | None = None
+    integration_id: str | None = None
+    target_branch: str | None = None
 
 
 @dataclass

@@ -445,6 +445,7 @@ def task_view(uow: UnitOfWork, task: Task) -> TaskView:
         created_at=task.created_at,
         updated_at=task.updated_at,
         created_by=task.created_by,
+        subject_submission_id=task.subject_submission_id,
     )
 
 

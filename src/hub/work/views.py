@@ -75,6 +75,8 @@ class TaskView:
     created_at: datetime
     updated_at: datetime
     created_by: str
+    # The submission a REVIEW or INTEGRATION task was opened for; None for other kinds.
+    subject_submission_id: str | None = None
 
 
 @dataclass(frozen=True)
