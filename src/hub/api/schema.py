@@ -5,7 +5,9 @@ from __future__ import annotations
 from functools import cache
 
 import strawberry
+from graphql import GraphQLError
 from strawberry.extensions import (
+    AddValidationRules,
     MaskErrors,
     MaxAliasesLimiter,
     MaxTokensLimiter,
@@ -14,6 +16,7 @@ from strawberry.extensions import (
     ValidationCache,
 )
 from strawberry.tools import merge_types
+from strawberry.types import ExecutionContext
 
 from hub.api.events import EventsQuery, EventsSubscription
 from hub.api.extensions import OperationMetrics, RefuseUnstorableStrings, should_mask_error
@@ -38,6 +41,15 @@ Mutation = merge_types(
 Subscription = merge_types("Subscription", (EventsSubscription, JobsSubscription))
 
 
+class HubSchema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        """Client mistakes (bad queries, missing tokens, unknown ids) are answers, not
+        server faults: they are not logged. Unexpected exceptions are logged once, with
+        their traceback, where they are masked (`should_mask_error`)."""
+
+
 def build_schema(settings: Settings) -> strawberry.Schema:
     return _schema(
         settings.max_query_depth,
@@ -52,7 +64,14 @@ def _schema(
     max_depth: int, max_tokens: int, max_aliases: int, cache_size: int
 ) -> strawberry.Schema:
     """Building the schema takes seconds; a process needs one per set of limits."""
-    return strawberry.Schema(
+    # The limiters' rule classes are made once, here: each limiter instance would make
+    # new ones, and the rules are part of ValidationCache's key, so per-request limiters
+    # made every request miss the cache and validate again (most of a mutation's CPU).
+    limit_rules = [
+        *QueryDepthLimiter(max_depth=max_depth).validation_rules,
+        *MaxAliasesLimiter(max_alias_count=max_aliases).validation_rules,
+    ]
+    return HubSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
@@ -61,9 +80,8 @@ def _schema(
         # instances race under concurrency); the parse/validation LRU caches are
         # module-level in Strawberry, so they are still shared across requests.
         extensions=[
-            lambda: QueryDepthLimiter(max_depth=max_depth),
+            lambda: AddValidationRules(limit_rules),
             lambda: MaxTokensLimiter(max_token_count=max_tokens),
-            lambda: MaxAliasesLimiter(max_alias_count=max_aliases),
             lambda: ParserCache(maxsize=cache_size),
             lambda: ValidationCache(maxsize=cache_size),
             lambda: MaskErrors(should_mask_error=should_mask_error),
