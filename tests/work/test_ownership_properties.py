@@ -320,9 +320,9 @@ def test_ownership_protocol_holds_under_random_operations(
             by_id = {a[0]: a for a in attempts}
             active: dict[str, int] = {}
             with runtime.database.engine.connect() as connection:
-                for attempt_id, task_id in connection.execute(
+                for (task_id,) in connection.execute(
                     sa.text(
-                        "SELECT id, task_id FROM attempts WHERE project_id = :p"
+                        "SELECT task_id FROM attempts WHERE project_id = :p"
                         " AND state = 'ACTIVE'"
                     ),
                     {"p": self.project},

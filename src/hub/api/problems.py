@@ -119,7 +119,7 @@ ALL_PROBLEMS: tuple[type, ...] = (
 )
 
 
-def to_problem(error: errors.HubError) -> AnyProblem:  # noqa: PLR0911 - one branch per type
+def to_problem(error: errors.HubError) -> AnyProblem:
     """The problem a client sees for a domain error; subclasses map by their base."""
     code, message = error.code, error.message
     match error:

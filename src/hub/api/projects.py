@@ -236,7 +236,9 @@ class ProjectsQuery:
     @strawberry.field(
         description="The one project an alias, remote URL or id names; never a silent pick."
     )
-    async def resolve_project(self, info: Info[HubContext, Any], alias: str) -> ResolveProjectResult:
+    async def resolve_project(
+        self, info: Info[HubContext, Any], alias: str
+    ) -> ResolveProjectResult:
         await info.context.actor()
         try:
             view = await info.context.runtime.aread(
@@ -317,5 +319,7 @@ class ProjectsMutation:
                 change=change,
                 expected_revision=input.expected_revision,
             ),
-            lambda view, now: SetProjectPolicyPayload(policy=ProjectPolicy.of(view), server_time=now),
+            lambda view, now: SetProjectPolicyPayload(
+                policy=ProjectPolicy.of(view), server_time=now
+            ),
         )

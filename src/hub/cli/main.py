@@ -9,9 +9,9 @@ import sys
 from typing import Annotated
 
 import typer
-from sqlalchemy.exc import OperationalError
 from rich.console import Console
 from rich.markup import escape
+from sqlalchemy.exc import OperationalError
 
 from hub.cli.agent import app as agent_app
 from hub.errors import HubError

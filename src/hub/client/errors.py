@@ -18,7 +18,7 @@ The command line maps them to exit codes: problems and refusals 1, state and usa
 errors 2, transport failures 3 (see `hub.cli.agent`).
 """
 
-# ruff: noqa: N818 - names say what happened, like the server's problem types
+
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ class ProjectCandidate:
     matched: str
 
 
-class AmbiguousProject(HubError):  # noqa: N818 - the contract's problem name
+class AmbiguousProject(HubError):
     code = "AMBIGUOUS_PROJECT"
 
     def __init__(self, alias: str, candidates: Sequence[ProjectCandidate]) -> None:
