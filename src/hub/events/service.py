@@ -72,15 +72,20 @@ def _flush(uow: UnitOfWork) -> None:
     # Sorted so two transactions touching the same streams lock them in the same order.
     for stream in sorted(by_stream):
         items = by_stream[stream]
-        session.execute(
-            insert(EventStream).values(stream=stream, last_seq=0).on_conflict_do_nothing()
-        )
-        last = session.execute(
+        advance = (
             update(EventStream)
             .where(EventStream.stream == stream)
             .values(last_seq=EventStream.last_seq + len(items))
             .returning(EventStream.last_seq)
-        ).scalar_one()
+        )
+        last = session.execute(advance).scalar_one_or_none()
+        if last is None:
+            # A stream's first event: make its counter row (a concurrent first writer may
+            # have made it already), then advance it.
+            session.execute(
+                insert(EventStream).values(stream=stream, last_seq=0).on_conflict_do_nothing()
+            )
+            last = session.execute(advance).scalar_one()
         first = last - len(items) + 1
         session.add_all(
             Event(

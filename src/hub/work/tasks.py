@@ -366,7 +366,7 @@ def list_tasks(uow: UnitOfWork, query: TaskFilter) -> list[TaskView]:
     if query.after:
         statement = statement.where(Task.id > query.after)
     rows = uow.session.scalars(statement.order_by(Task.id).limit(query.limit)).all()
-    return [task_view(uow, row) for row in rows]
+    return task_views(uow, rows)
 
 
 def candidates(
@@ -375,7 +375,7 @@ def candidates(
     """Ready work by priority then age. Informational: it may be stale at once."""
     projects.ensure_project_exists(uow, project_id)
     rows = uow.session.scalars(ready_tasks(project_id, kinds).limit(limit)).all()
-    return [task_view(uow, row) for row in rows]
+    return task_views(uow, rows)
 
 
 def ready_tasks(project_id: str, kinds: Sequence[str]) -> Select[Task]:
@@ -419,6 +419,56 @@ def task_view(uow: UnitOfWork, task: Task) -> TaskView:
         .where(TaskPrerequisite.task_id == task.id)
         .order_by(TaskPrerequisite.prerequisite_id)
     ).all()
+    return _view(task, current, prerequisites, current_criteria(uow, task), uow.now())
+
+
+def task_views(uow: UnitOfWork, tasks: Sequence[Task]) -> list[TaskView]:
+    """Views of many tasks in four queries, whatever their number (lists, candidates)."""
+    if not tasks:
+        return []
+    ids = [task.id for task in tasks]
+    attempt_ids = [task.current_attempt_id for task in tasks if task.current_attempt_id]
+    currents = {
+        row.id: row
+        for row in (
+            uow.session.scalars(select(Attempt).where(Attempt.id.in_(attempt_ids)))
+            if attempt_ids
+            else ()
+        )
+    }
+    prerequisites: dict[str, list[str]] = {task_id: [] for task_id in ids}
+    for task_id, prerequisite_id in uow.session.execute(
+        select(TaskPrerequisite.task_id, TaskPrerequisite.prerequisite_id)
+        .where(TaskPrerequisite.task_id.in_(ids))
+        .order_by(TaskPrerequisite.task_id, TaskPrerequisite.prerequisite_id)
+    ):
+        prerequisites[task_id].append(prerequisite_id)
+    wanted = {(task.id, task.criteria_revision) for task in tasks}
+    criteria = {
+        (row.task_id, row.revision): list(row.criteria)
+        for row in uow.session.scalars(select(TaskCriteria).where(TaskCriteria.task_id.in_(ids)))
+        if (row.task_id, row.revision) in wanted
+    }
+    now = uow.now()
+    return [
+        _view(
+            task,
+            currents.get(task.current_attempt_id) if task.current_attempt_id else None,
+            prerequisites[task.id],
+            criteria.get((task.id, task.criteria_revision), []),
+            now,
+        )
+        for task in tasks
+    ]
+
+
+def _view(
+    task: Task,
+    current: Attempt | None,
+    prerequisites: Sequence[str],
+    criteria: Sequence[str],
+    now: datetime,
+) -> TaskView:
     return TaskView(
         id=task.id,
         project_id=task.project_id,
@@ -427,14 +477,14 @@ def task_view(uow: UnitOfWork, task: Task) -> TaskView:
         outcome=task.outcome,
         priority=task.priority,
         state=task.state,
-        effective_state=effective_state(task, current, uow.now()),
+        effective_state=effective_state(task, current, now),
         parent_id=task.parent_id,
         required=task.required,
         source_system=task.source_system,
         source_id=task.source_id,
         revision=task.revision,
         criteria_revision=task.criteria_revision,
-        criteria=tuple(current_criteria(uow, task)),
+        criteria=tuple(criteria),
         generation=task.generation,
         current_attempt_id=task.current_attempt_id,
         blocked_count=task.blocked_count,

@@ -1,0 +1,341 @@
+"""The `candidates` query on a large project: is ready work found by the index, fast?
+
+One project with `--tasks` tasks (default 100,000) and twice as many prerequisite edges,
+written in bulk. Older tasks are mostly DONE and prerequisites lean towards older tasks,
+so about a quarter of the tasks end up ready; `blocked_count` is exactly the number of
+each task's prerequisites that are not DONE, as the service maintains it.
+
+Timed, `--calls` times each (default 200):
+- `candidates` for the first 20, the service function through `Runtime.read` (what the
+  GraphQL query runs: the ready query, then each task's view);
+- the ready query alone (the SQL `ready_tasks(...).limit(20)` compiles to), on the driver.
+
+Both plans are shown (`EXPLAIN QUERY PLAN` / `EXPLAIN ANALYZE`): the candidates query's,
+and the claim query's (`LIMIT 1`, `FOR UPDATE SKIP LOCKED` on PostgreSQL).
+
+    .venv/bin/python bench/candidates.py --backend sqlite
+    .venv/bin/python bench/candidates.py --backend postgresql --tasks 10000
+
+The last line printed is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from scratch import Scratch, ms, percentile, scratch_database
+from sqlalchemy import Connection, Table, event, text
+from sqlalchemy.sql import Select
+
+from hub.identity import service as identity
+from hub.ids import new_id
+from hub.projects import service as projects
+from hub.runtime import Runtime
+from hub.settings import Settings
+from hub.work import tasks as work_tasks
+from hub.work.tables import Task, TaskCriteria, TaskPrerequisite
+
+INDEX = "ix_tasks_ready"
+CHUNK = 5_000
+
+
+# --- the project --------------------------------------------------------------------------
+
+
+def build_graph(
+    count: int, edges: int, seed: int
+) -> tuple[list[str], list[bool], set[tuple[int, int]]]:
+    """Task ids in creation order, which are DONE, and edges (task, prerequisite) by index.
+
+    The oldest ~60 % are DONE (with 5 % exceptions either way); a prerequisite is an older
+    task, drawn towards the oldest (index * r^2), as real backlogs depend on settled work.
+    """
+    rng = random.Random(seed)
+    ids = [new_id("tsk") for _ in range(count)]
+    ids.sort()  # ULIDs made in one millisecond are not ordered: make id order creation order
+    cutoff = int(count * 0.6)
+    done = [(index < cutoff) != (rng.random() < 0.05) for index in range(count)]
+    pairs: set[tuple[int, int]] = set()
+    limit = count * (count - 1) // 2
+    if edges > limit:
+        raise SystemExit(f"{count} tasks allow at most {limit} edges")
+    while len(pairs) < edges:
+        task = rng.randrange(1, count)
+        prerequisite = int(task * rng.random() ** 2)
+        pairs.add((task, prerequisite))
+    return ids, done, pairs
+
+
+def populate(
+    runtime: Runtime, scratch: Scratch, count: int, edges: int, seed: int
+) -> tuple[str, dict[str, int]]:
+    """The project (through the service layer) and its tasks and edges (in bulk)."""
+
+    def operator(uow: Any) -> tuple[str, str]:
+        view = identity.create_principal(uow, name="bench-operator", kind="human", operator=True)
+        return view.id, identity.create_token(uow, principal=view.id, label="bench").plaintext
+
+    operator_id, token = runtime.write(operator)
+    project = runtime.write(
+        lambda uow: projects.create_project(
+            uow, identity.authenticate(uow, token), name="candidates bench"
+        )
+    )
+    ids, done, pairs = build_graph(count, edges, seed)
+    blocked = [0] * count
+    for task, prerequisite in pairs:
+        if not done[prerequisite]:
+            blocked[task] += 1
+    rng = random.Random(seed + 1)
+    now = datetime.now(UTC)
+    task_rows = [
+        {
+            "id": task_id,
+            "project_id": project.id,
+            "kind": "GENERAL",
+            "title": f"bench task {index}",
+            "outcome": "",
+            "priority": rng.randint(-3, 3),
+            "state": "DONE" if done[index] else ("REVISION_NEEDED" if index % 10 == 0 else "OPEN"),
+            "required": True,
+            "revision": 1,
+            "criteria_revision": 1,
+            "generation": 1 if done[index] else 0,
+            "blocked_count": blocked[index],
+            "created_at": now,
+            "created_by": operator_id,
+            "updated_at": now,
+        }
+        for index, task_id in enumerate(ids)
+    ]
+    criteria_rows = [
+        {
+            "task_id": task_id,
+            "revision": 1,
+            "project_id": project.id,
+            "criteria": ["it works"],
+            "created_at": now,
+            "created_by": operator_id,
+        }
+        for task_id in ids
+    ]
+    edge_rows = [
+        {
+            "task_id": ids[task],
+            "prerequisite_id": ids[prerequisite],
+            "project_id": project.id,
+            "created_at": now,
+        }
+        for task, prerequisite in sorted(pairs)
+    ]
+    for table, rows in ((Task, task_rows), (TaskCriteria, criteria_rows),
+                        (TaskPrerequisite, edge_rows)):  # fmt: skip
+        bulk_write(scratch, table.__table__, rows)  # type: ignore[arg-type]
+    with runtime.database.engine.begin() as connection:
+        connection.execute(text("ANALYZE"))
+    ready = sum(1 for index in range(count) if not done[index] and blocked[index] == 0)
+    return project.id, {"ready": ready, "done": sum(done)}
+
+
+def bulk_write(scratch: Scratch, table: Table, rows: list[dict[str, Any]]) -> None:
+    """Rows straight through the driver (executemany / COPY): seconds, not minutes.
+
+    Values are stored as the service's column types store them: on SQLite, UTC
+    datetimes as naive `YYYY-MM-DD HH:MM:SS.ffffff` text and JSON as text.
+    """
+    columns = list(rows[0])
+    if scratch.backend == "sqlite":
+
+        def stored(value: Any) -> Any:
+            if isinstance(value, datetime):
+                return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+            if isinstance(value, list | dict):
+                return json.dumps(value)
+            return value
+
+        marks = ", ".join("?" for _ in columns)
+        with sqlite3.connect(scratch.sqlite_path, isolation_level=None) as connection:
+            connection.execute("BEGIN")
+            connection.executemany(
+                f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks})",
+                ([stored(row[column]) for column in columns] for row in rows),
+            )
+            connection.execute("COMMIT")
+        return
+    with psycopg.connect(scratch.libpq_url) as server, server.cursor() as cursor:
+        statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
+        with cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(
+                    [json.dumps(v) if isinstance(v, list | dict) else v for v in row.values()]
+                )
+
+
+# --- timing -----------------------------------------------------------------------------------
+
+
+class StatementCounter:
+    """Counts the statements an engine runs while `counting` is set."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.count = 0
+        self.counting = False
+        event.listen(runtime.database.engine, "before_cursor_execute", self._seen)
+
+    def _seen(self, *_: Any) -> None:
+        if self.counting:
+            self.count += 1
+
+
+def time_calls(calls: int, call: Any) -> tuple[list[float], float]:
+    """Wall time of each call, and the CPU time (this process) a call took on average."""
+    call()  # warm: compiled-statement caches, the connection pool
+    durations = []
+    cpu = time.process_time()
+    for _ in range(calls):
+        started = time.perf_counter()
+        call()
+        durations.append(time.perf_counter() - started)
+    return durations, (time.process_time() - cpu) / calls
+
+
+def compiled(runtime: Runtime, statement: Select[Any]) -> str:
+    return str(
+        statement.compile(
+            dialect=runtime.database.engine.dialect, compile_kwargs={"literal_binds": True}
+        )
+    )
+
+
+def explain(connection: Connection, backend: str, sql: str) -> str:
+    if backend == "sqlite":
+        rows = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}").all()
+        return "\n".join(str(row[-1]) for row in rows)
+    rows = connection.exec_driver_sql(f"EXPLAIN (ANALYZE, BUFFERS) {sql}").all()
+    return "\n".join(str(row[0]) for row in rows)
+
+
+def raw_sql_durations(runtime: Runtime, sql: str, calls: int) -> list[float]:
+    """The ready query alone, on the driver connection (no ORM, no result objects)."""
+    with runtime.database.engine.connect() as connection:
+        cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+
+        def run() -> None:
+            cursor.execute(sql)
+            cursor.fetchall()
+
+        durations, _ = time_calls(calls, run)
+        cursor.close()
+        connection.rollback()
+    return durations
+
+
+def _lines(plan: str) -> Iterator[str]:
+    for line in plan.splitlines():
+        yield f"    {line}"
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--tasks", type=int, default=100_000)
+    parser.add_argument("--edges", type=int, default=0, help="default: twice --tasks")
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--first", type=int, default=20, help="candidates asked for")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--database-url", help="SQLite file, or a hub_bench* PostgreSQL db")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    args = parser.parse_args(argv)
+    edges = args.edges or 2 * args.tasks
+
+    with scratch_database(args.backend, args.database_url, keep=args.keep) as scratch:
+        settings = Settings(
+            database_url=scratch.url,
+            var_dir=scratch.folder / "var",
+            artifact_dir=scratch.folder / "artifacts",
+            _env_file=None,  # type: ignore[call-arg]
+        )
+        runtime = Runtime(settings)
+        started = time.perf_counter()
+        project_id, shape = populate(runtime, scratch, args.tasks, edges, args.seed)
+        print(
+            f"{args.backend}: {args.tasks} tasks ({shape['ready']} ready, {shape['done']} done),"
+            f" {edges} edges written in {time.perf_counter() - started:.1f} s",
+            flush=True,
+        )
+
+        counter = StatementCounter(runtime)
+        counter.counting = True
+        offered = runtime.read(
+            lambda uow: work_tasks.candidates(uow, project_id=project_id, limit=args.first)
+        )
+        counter.counting = False
+        statements = counter.count
+        if len(offered) != args.first or any(view.effective_state in ("BLOCKED", "DONE")
+                                             for view in offered):  # fmt: skip
+            raise SystemExit(f"candidates returned {len(offered)} tasks, not all ready")
+        service, service_cpu = time_calls(
+            args.calls,
+            lambda: runtime.read(
+                lambda uow: work_tasks.candidates(uow, project_id=project_id, limit=args.first)
+            ),
+        )
+
+        candidates_sql = compiled(runtime, work_tasks.ready_tasks(project_id, ()).limit(args.first))
+        claim_statement = work_tasks.ready_tasks(project_id, ()).limit(1)
+        if args.backend == "postgresql":
+            claim_statement = claim_statement.with_for_update(skip_locked=True)
+        claim_sql = compiled(runtime, claim_statement)
+        sql = raw_sql_durations(runtime, candidates_sql, args.calls)
+        with runtime.database.engine.connect() as connection:
+            candidates_plan = explain(connection, args.backend, candidates_sql)
+            claim_plan = explain(connection, args.backend, claim_sql)
+            connection.rollback()
+        runtime.close()
+
+    print(
+        f"candidates(first {args.first}) through Runtime.read: {statements} statements a call;"
+        f" p50 {ms(percentile(service, 50))} ms, p99 {ms(percentile(service, 99))} ms,"
+        f" {ms(service_cpu)} ms CPU a call"
+    )
+    print(
+        f"the ready query alone (driver): p50 {ms(percentile(sql, 50))} ms,"
+        f" p99 {ms(percentile(sql, 99))} ms"
+    )
+    print("candidates query:", candidates_sql.replace("\n", " "))
+    print("  plan:", *_lines(candidates_plan), sep="\n")
+    print("claim query plan:", *_lines(claim_plan), sep="\n")
+    figures = {
+        "backend": args.backend,
+        "tasks": args.tasks,
+        "edges": edges,
+        "ready": shape["ready"],
+        "first": args.first,
+        "calls": args.calls,
+        "p50_ms": ms(percentile(service, 50)),
+        "p99_ms": ms(percentile(service, 99)),
+        "statements_per_call": statements,
+        "cpu_ms_per_call": ms(service_cpu),
+        "sql_p50_ms": ms(percentile(sql, 50)),
+        "sql_p99_ms": ms(percentile(sql, 99)),
+        "index_used": INDEX in candidates_plan,
+        "claim_index_used": INDEX in claim_plan,
+        "load_1min": round(os.getloadavg()[0], 1),
+    }
+    print(json.dumps(figures), flush=True)
+
+
+if __name__ == "__main__":
+    main()
