@@ -325,3 +325,25 @@ def test_agents_cannot_record_the_human_approval(operator, agent, make_principal
     )
     assert approved["status"]["approved"] is True
     assert work.task(operator.api, delivery.task)["state"] == "AWAITING_INTEGRATION"
+
+
+def test_a_retried_review_is_a_replay_not_a_second_review(operator, agent) -> None:
+    delivery = deliver(operator.api, agent().api)
+    reviewer = agent()
+    claim = claim_review(reviewer.api, delivery.project)
+    decision = {
+        "attemptId": claim["attempt"]["id"],
+        "generation": claim["attempt"]["generation"],
+        "submissionId": delivery.submission,
+        "decision": "APPROVE",
+        "summary": "fine",
+        "idempotencyKey": work.key(),
+    }
+    selection = "... on ReviewPayload { replay review { id } status { agentApprovals } }"
+    first = reviewer.api.mutate("submitReview", decision, selection)
+    again = reviewer.api.mutate("submitReview", decision, selection)
+    assert (first["replay"], again["replay"]) == (False, True)
+    assert again["review"]["id"] == first["review"]["id"]
+    assert again["status"]["agentApprovals"] == 1
+    unkeyed = reviewer.api.mutate("submitReview", {**decision, "idempotencyKey": None})
+    assert unkeyed["__typename"] == "ValidationFailed"

@@ -91,6 +91,7 @@ def review(
             "summary": "looked at the diff",
             "findings": findings or [],
             "evidence": ["ran the tests locally"],
+            "idempotencyKey": work.key(),
         },
         f"... on ReviewPayload {{ review {{ id decision findings {{ id severity required }} }}"
         f" {REVIEW_STATUS} }}",

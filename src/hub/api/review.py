@@ -310,6 +310,7 @@ class SubmitReviewInput:
     evidence: list[str] = strawberry.field(
         default_factory=list, description="What you inspected: evidence ids, checks, logs."
     )
+    idempotency_key: str | None = None
 
 
 @strawberry.input
@@ -383,6 +384,7 @@ class RecordValidationInput:
 class ReviewPayload:
     review: Review
     status: ReviewStatus
+    replay: bool = strawberry.field(description="A keyed retry of an earlier review.")
     server_time: datetime
 
 
@@ -461,10 +463,13 @@ def _decision(input: SubmitReviewInput | RecordHumanReviewInput) -> review.Revie
 
 
 def _review_payload(
-    made: tuple[review.ReviewView, review.ReviewStatus], now: datetime
+    made: tuple[review.ReviewView, review.ReviewStatus, bool], now: datetime
 ) -> ReviewPayload:
     return ReviewPayload(
-        review=Review.of(made[0]), status=ReviewStatus.of(made[1]), server_time=now
+        review=Review.of(made[0]),
+        status=ReviewStatus.of(made[1]),
+        replay=made[2],
+        server_time=now,
     )
 
 
@@ -531,15 +536,18 @@ class ReviewMutation:
     async def submit_review(
         self, info: Info[HubContext, Any], input: SubmitReviewInput
     ) -> SubmitReviewResult:
-        def run(uow: UnitOfWork, actor: Actor) -> tuple[review.ReviewView, review.ReviewStatus]:
-            made = review.submit_review(
+        def run(
+            uow: UnitOfWork, actor: Actor
+        ) -> tuple[review.ReviewView, review.ReviewStatus, bool]:
+            made, replay = review.submit_review(
                 uow,
                 actor,
                 attempt_id=str(input.attempt_id),
                 generation=input.generation,
                 decision=_decision(input),
+                idempotency_key=input.idempotency_key,
             )
-            return made, review.review_status(uow, made.submission_id)
+            return made, review.review_status(uow, made.submission_id), replay
 
         return await mutate(info, run, _review_payload)
 
@@ -547,9 +555,11 @@ class ReviewMutation:
     async def record_human_review(
         self, info: Info[HubContext, Any], input: RecordHumanReviewInput
     ) -> RecordHumanReviewResult:
-        def run(uow: UnitOfWork, actor: Actor) -> tuple[review.ReviewView, review.ReviewStatus]:
+        def run(
+            uow: UnitOfWork, actor: Actor
+        ) -> tuple[review.ReviewView, review.ReviewStatus, bool]:
             made = review.record_human_review(uow, actor, _decision(input))
-            return made, review.review_status(uow, made.submission_id)
+            return made, review.review_status(uow, made.submission_id), False
 
         return await mutate(info, run, _review_payload)
 

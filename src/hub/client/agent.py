@@ -409,21 +409,42 @@ class AgentClient:
                 f"attempt {attempt.id} is not on a review task: claim one with "
                 "`hub agent review next`"
             )
-        self._check_authority(state, attempt, None, {})
-        return self._under_attempt(
-            state,
-            "submitReview",
-            "`hub agent review show` lists the reviews recorded",
-            lambda api: api.submit_review(
-                attempt.id,
-                attempt.generation,
-                submission_id=subject,
-                decision=decision,
-                summary=summary,
-                findings=findings,
-                evidence=evidence,
-            ),
-        )
+        arguments = {
+            "attemptId": attempt.id,
+            "generation": attempt.generation,
+            "submissionId": subject,
+            "decision": decision,
+            "summary": summary,
+            "findings": [f.to_input() for f in findings],
+            "evidence": list(evidence),
+        }
+        self._check_authority(state, attempt, "submitReview", arguments)
+        # A review is a submission: keyed like the others, and the key is reused after an
+        # uncertain answer, so a retry replays the recorded review instead of a second one.
+        key = self._reserve_key("submitReview", arguments, False)
+        try:
+            recorded = self._under_attempt(
+                state,
+                "submitReview",
+                f"rerun the same command: it reuses idempotency key {key}",
+                lambda api: api.submit_review(
+                    attempt.id,
+                    attempt.generation,
+                    submission_id=subject,
+                    decision=decision,
+                    summary=summary,
+                    findings=findings,
+                    evidence=evidence,
+                    idempotency_key=key,
+                ),
+            )
+        except ProblemError:
+            with self.state_file.update() as fresh:
+                _settle(fresh, "submitReview", key)
+            raise
+        with self.state_file.update() as fresh:
+            _settle(fresh, "submitReview", key)
+        return recorded
 
     def request_human_review(self, submission_id: str, *, context: str) -> ReviewStatusReported:
         """Ask for a human decision. Safe to repeat: a repeat adds the request again."""

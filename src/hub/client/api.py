@@ -443,6 +443,7 @@ class HubApi:
         summary: str,
         findings: Sequence[FindingDraft] = (),
         evidence: Sequence[str] = (),
+        idempotency_key: str | None = None,
     ) -> ReviewRecorded:
         data, _ = self.mutate(
             "submitReview",
@@ -454,6 +455,7 @@ class HubApi:
                 "summary": summary,
                 "findings": [f.to_input() for f in findings],
                 "evidence": list(evidence),
+                "idempotencyKey": idempotency_key,
             },
             "ReviewPayload",
             f"review {{ {_REVIEW_FIELDS} }} status {{ {_STATUS_FIELDS} }} serverTime",

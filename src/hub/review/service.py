@@ -10,7 +10,7 @@ submission they name; BLOCKER and MAJOR findings must be resolved before integra
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
@@ -18,6 +18,7 @@ from sqlalchemy import select
 from hub.errors import NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
 from hub.identity.actor import Actor
+from hub.idempotency import service as idempotency
 from hub.ids import new_id
 from hub.inputs import clean_label, clean_list, clean_text
 from hub.projects import service as projects
@@ -120,9 +121,24 @@ class QueueItem:
 
 
 def submit_review(
-    uow: UnitOfWork, actor: Actor, *, attempt_id: str, generation: int, decision: ReviewDecision
-) -> ReviewView:
-    """An agent's review, made under its own attempt on the review task."""
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    attempt_id: str,
+    generation: int,
+    decision: ReviewDecision,
+    idempotency_key: str | None = None,
+) -> tuple[ReviewView, bool]:
+    """An agent's review, made under its own attempt on the review task. Returns the
+    review and whether this was a replay of a keyed retry (which changes nothing)."""
+    idempotency.require_key(actor, idempotency_key, "submitReview")
+    request = {"attempt_id": attempt_id, "generation": generation, **asdict(decision)}
+    prior = idempotency.recall(uow, actor, "submitReview", idempotency_key, request)
+    if prior is not None:
+        original = uow.session.get_one(Review, prior["review_id"])
+        if original.session_id != actor.session_id:
+            raise PermissionDenied(f"review {original.id} was made by another session")
+        return _review_view(uow, original), True
     held = work.hold_attempt(uow, actor, attempt_id=attempt_id, generation=generation)
     review_task = held.task
     if review_task.kind != "REVIEW":
@@ -143,7 +159,10 @@ def submit_review(
     review = _record(uow, actor, subject, decision, kind="AGENT", attempt_id=attempt_id)
     work.finish_workflow_attempt(uow, attempt_id, f"reviewed: {decision.decision}")
     _settle(uow, subject, actor)
-    return review
+    idempotency.remember(
+        uow, actor, "submitReview", idempotency_key, request, {"review_id": review.id}
+    )
+    return review, False
 
 
 def record_human_review(uow: UnitOfWork, actor: Actor, decision: ReviewDecision) -> ReviewView:
