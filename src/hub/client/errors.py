@@ -18,8 +18,6 @@ The command line maps them to exit codes: problems and refusals 1, state and usa
 errors 2, transport failures 3 (see `hub.cli.agent`).
 """
 
-
-
 from __future__ import annotations
 
 from typing import Any

@@ -17,8 +17,8 @@ from sqlalchemy import select
 
 from hub.errors import NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
-from hub.identity.actor import Actor
 from hub.idempotency import service as idempotency
+from hub.identity.actor import Actor
 from hub.ids import new_id
 from hub.inputs import clean_label, clean_list, clean_text
 from hub.projects import service as projects
