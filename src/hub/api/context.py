@@ -13,6 +13,7 @@ from hub.errors import Unauthenticated
 from hub.identity import service as identity
 from hub.identity.actor import Actor
 from hub.runtime import Runtime
+from hub.storage.unit_of_work import UnitOfWork
 
 
 def unauthenticated(message: str) -> GraphQLError:
@@ -39,6 +40,16 @@ class HubContext:
             return None
         scheme, _, value = header.partition(" ")
         return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+    def actor_in(self, uow: UnitOfWork) -> Actor:
+        """The actor, authenticated inside the operation's own transaction: one round
+        trip fewer per mutation, and revocation is judged in the same transaction."""
+        if self._actor is None:
+            token = self.bearer()
+            if token is None:
+                raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
+            self._actor = identity.authenticate(uow, token)
+        return self._actor
 
     async def actor(self) -> Actor:
         if self._actor is None:

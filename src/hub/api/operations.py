@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 from graphql import GraphQLError
 from strawberry.types import Info
 
-from hub.api.context import HubContext
+from hub.api.context import HubContext, unauthenticated
 from hub.api.problems import AnyProblem, to_problem
-from hub.errors import HubError, NotFound
+from hub.errors import HubError, NotFound, Unauthenticated
 from hub.identity.actor import Actor
 from hub.storage.unit_of_work import UnitOfWork
 
@@ -29,9 +29,12 @@ async def mutate(
     to_payload: Callable[[T, datetime], P],
 ) -> P | AnyProblem:
     context = info.context
-    actor = await context.actor()
     try:
-        result = await context.runtime.awrite(lambda uow: operation(uow, actor))
+        result = await context.runtime.awrite(
+            lambda uow: operation(uow, context.actor_in(uow))
+        )
+    except Unauthenticated as exc:
+        raise unauthenticated(exc.message) from None
     except HubError as error:
         return to_problem(error)
     return to_payload(result, context.runtime.clock.now())
