@@ -5,5 +5,7 @@
     signin.py     login with a password or a personal token, logout, "who is signed in"
     pages.py      the projects overview and the project page
     live.py       the project event log as the dashboard shows it, and its live stream
+    reviews.py    the review queue and the submission page, where a human approves or rejects
+    review_form.py  the decision form's fields (findings fieldsets), read back and re-shown
     templates.py  the Jinja2 environment (templates and static files live in `web/`)
 """

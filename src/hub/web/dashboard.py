@@ -33,6 +33,7 @@ from hub.runtime import Runtime
 from hub.web.jobs import jobs_routes
 from hub.web.live import live_routes
 from hub.web.pages import page_routes
+from hub.web.reviews import review_routes
 from hub.web.signin import login_redirect, signin_routes
 from hub.web.templates import STATIC_DIR, render, render_fragment
 
@@ -74,6 +75,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         *page_routes(runtime),
         *live_routes(runtime),
         *jobs_routes(runtime),
+        *review_routes(runtime),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     dashboard = Starlette(

@@ -37,6 +37,29 @@ def _plain(value: object) -> str:
     return str(value)
 
 
+def _duration(seconds: float) -> str:
+    """A wait as people say it: the two largest units ("3 h 20 min", "2 d 4 h")."""
+    total = max(int(seconds), 0)
+    if total < 60:
+        return f"{total} s"
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    parts = [(days, "d"), (hours, "h"), (minutes, "min")]
+    while parts and parts[0][0] == 0:
+        parts.pop(0)
+    return " ".join(f"{amount} {unit}" for amount, unit in parts[:2] if amount)
+
+
+def _web_link(reference: str) -> str | None:
+    """The address to link an evidence reference to, if it is a web address at all.
+
+    References are free text from agents; only http(s) becomes a link, so a
+    `javascript:` or `data:` reference is shown as text and never followed.
+    """
+    return reference if reference.startswith(("https://", "http://")) else None
+
+
 def _page_context(request: Request) -> dict[str, Any]:
     """What every page's layout needs: who is signed in, and the CSRF token for forms."""
     csrf_token = request.scope.get("csrftoken")
@@ -56,6 +79,8 @@ environment = jinja2.Environment(
 )
 environment.filters["timestamp"] = _timestamp
 environment.filters["plain"] = _plain
+environment.filters["duration"] = _duration
+environment.filters["web_link"] = _web_link
 
 templates = Jinja2Templates(env=environment, context_processors=[_page_context])
 
