@@ -347,3 +347,35 @@ def test_a_retried_review_is_a_replay_not_a_second_review(operator, agent) -> No
     assert again["status"]["agentApprovals"] == 1
     unkeyed = reviewer.api.mutate("submitReview", {**decision, "idempotencyKey": None})
     assert unkeyed["__typename"] == "ValidationFailed"
+
+
+def test_required_approvals_are_distinct_reviewers(operator, agent, make_principal) -> None:
+    project = work.create_project(operator.api)
+    operator.api.mutate(
+        "setProjectPolicy",
+        {
+            "projectId": project,
+            "reviewPolicy": "AGENT_AND_HUMAN",
+            "requiredAgentApprovals": 2,
+            "requiredHumanApprovals": 2,
+        },
+    )
+    delivery = deliver(operator.api, agent().api, project=project)
+    reviewer = agent()
+    approve_by_new_reviewer(reviewer.api, project, delivery.submission)
+    # The same session is not offered, and cannot take, the second review task.
+    assert claim_review(reviewer.api, project)["__typename"] == "NotFound"
+    approve_by_new_reviewer(agent().api, project, delivery.submission)
+
+    human = make_principal(kind="human")
+    decision = {"submissionId": delivery.submission, "decision": "APPROVE", "summary": "ok"}
+    selection = "... on ReviewPayload { status { humanApprovals approved } }"
+    assert human.api.mutate("recordHumanReview", decision, selection)["status"] == {
+        "humanApprovals": 1,
+        "approved": False,
+    }
+    twice = human.api.mutate("recordHumanReview", decision, selection)
+    assert twice["__typename"] == "Conflict", twice
+    assert work.task(operator.api, delivery.task)["state"] == "AWAITING_REVIEW"
+    second = make_principal(kind="human").api.mutate("recordHumanReview", decision, selection)
+    assert second["status"] == {"humanApprovals": 2, "approved": True}

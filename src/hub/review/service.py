@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from hub.errors import NotFound, PermissionDenied, ValidationFailed
+from hub.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.identity.actor import Actor
@@ -179,6 +179,18 @@ def record_human_review(uow: UnitOfWork, actor: Actor, decision: ReviewDecision)
         raise NotIndependent(
             f"{actor.principal_name} contributed to this candidate and the policy does not let "
             "contributors approve their own work"
+        )
+    earlier = uow.session.scalar(
+        select(Review.id).where(
+            Review.submission_id == subject.id,
+            Review.reviewer_kind == "HUMAN",
+            Review.principal_id == actor.principal_id,
+        )
+    )
+    if earlier is not None:
+        raise Conflict(
+            f"{actor.principal_name} already decided on submission {subject.id} (review "
+            f"{earlier}); a second decision by the same person does not count again"
         )
     review = _record(uow, actor, subject, decision, kind="HUMAN", attempt_id=None)
     _settle(uow, subject, actor)
@@ -361,12 +373,14 @@ def review_status(uow: UnitOfWork, submission_id: str) -> ReviewStatus:
     subject = work.get_submission(uow, submission_id)
     policy = projects.get_policy(uow, subject.project_id, subject.policy_revision)
     reviews = uow.session.scalars(select(Review).where(Review.submission_id == subject.id)).all()
-    agent_approvals = sum(
-        1 for r in reviews if r.reviewer_kind == "AGENT" and r.decision == "APPROVE"
+    # Required approvals are distinct reviewers: one person or session counts once.
+    agent_approvals = len(
+        {r.session_id for r in reviews if r.reviewer_kind == "AGENT" and r.decision == "APPROVE"}
     )
-    human_approvals = sum(
-        1 for r in reviews if r.reviewer_kind == "HUMAN" and r.decision == "APPROVE"
+    human_approvals = len(
+        {r.principal_id for r in reviews if r.reviewer_kind == "HUMAN" and r.decision == "APPROVE"}
     )
+
     rejected = any(r.decision == "REJECT" for r in reviews)
     needs_agent = policy.review_policy in ("AGENT", "AGENT_AND_HUMAN")
     needs_human = policy.review_policy in ("HUMAN", "AGENT_AND_HUMAN")

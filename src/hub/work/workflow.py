@@ -173,12 +173,19 @@ def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: str) -> list[TaskV
 
 
 def not_reviewable_by(session_id: str) -> Select[str]:
-    """Submissions a session contributed to: it may not claim their review tasks."""
-    return (
+    """Submissions a session contributed to, or already reviews: it may not claim
+    (another of) their review tasks."""
+    contributed = (
         select(Submission.id)
         .join(Attempt, Attempt.task_id == Submission.task_id)
         .where(Attempt.session_id == session_id)
     )
+    reviewing = (
+        select(Task.subject_submission_id)
+        .join(Attempt, Attempt.task_id == Task.id)
+        .where(Task.kind == "REVIEW", Attempt.session_id == session_id)
+    )
+    return contributed.union(reviewing)  # type: ignore[return-value]
 
 
 def check_independent_reviewer(uow: UnitOfWork, task: Task, session_id: str) -> None:
@@ -190,6 +197,21 @@ def check_independent_reviewer(uow: UnitOfWork, task: Task, session_id: str) -> 
         raise PermissionDenied(
             f"session {session_id} contributed to the candidate of task {subject.task_id}: "
             "an independent reviewer uses a separate session"
+        )
+    sibling = uow.session.scalar(
+        select(Attempt.id)
+        .join(Task, Task.id == Attempt.task_id)
+        .where(
+            Task.subject_submission_id == subject.id,
+            Task.kind == "REVIEW",
+            Attempt.session_id == session_id,
+        )
+        .limit(1)
+    )
+    if sibling is not None:
+        # Two required reviews are two reviewers, not one session twice.
+        raise PermissionDenied(
+            f"session {session_id} already reviews submission {subject.id} (attempt {sibling})"
         )
 
 
