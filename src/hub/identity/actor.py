@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from hub.errors import PermissionDenied
+
 PrincipalKind = Literal["human", "agent", "service"]
 PRINCIPAL_KINDS: tuple[PrincipalKind, ...] = ("human", "agent", "service")
 Credential = Literal["personal", "session", "reporter", "web", "system"]
@@ -29,6 +31,13 @@ class Actor:
     @property
     def is_reporter(self) -> bool:
         return self.credential == "reporter"
+
+
+def require_full_credential(actor: Actor) -> None:
+    """Reporter tokens renew one lease and report that attempt's jobs; nothing else
+    (decisions §5). Every other operation starts with this check."""
+    if actor.is_reporter:
+        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
 
 
 SYSTEM = Actor(

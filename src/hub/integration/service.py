@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from hub.errors import Conflict, InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
-from hub.identity.actor import Actor
+from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import clean_branch, clean_list, clean_revision, clean_text
 from hub.integration.errors import TargetReserved
@@ -303,8 +303,7 @@ def reconcile_integration(
         raise PermissionDenied(
             "an uncertain publish is reconciled by its integrator's session or an operator"
         )
-    if actor.is_reporter:
-        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
+    require_full_credential(actor)
     if row.state != "UNCERTAIN":
         raise InvalidTransition(f"integration {row.id} is {row.state}, not UNCERTAIN")
     remote = clean_revision("remoteRevision", remote_revision)

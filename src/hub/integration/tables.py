@@ -15,7 +15,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.storage.base import Base, JSONDocument, UTCDateTime
+from hub.storage.base import Base, JSONDocument, UTCDateTime, one_of
 
 INTEGRATION_STATES = (
     "IN_PROGRESS",
@@ -30,10 +30,6 @@ OUTCOMES = ("PUBLISHED", "TARGET_MOVED", "CONFLICT", "UNCERTAIN", "ABANDONED")
 VERIFICATIONS = ("CLIENT_REPORTED", "VERIFIED_BY_REVIEWER", "VERIFIED_BY_JOB", "VERIFIED_BY_HOST")
 
 
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
-
-
 class Integration(Base):
     __tablename__ = "integrations"
     __table_args__ = (
@@ -45,7 +41,7 @@ class Integration(Base):
         ForeignKeyConstraint(
             ["project_id", "repository_id"], ["repositories.project_id", "repositories.id"]
         ),
-        CheckConstraint(_in("state", INTEGRATION_STATES), name="state"),
+        CheckConstraint(one_of("state", INTEGRATION_STATES), name="state"),
         Index("ix_integrations_submission_id", "submission_id"),
     )
 
@@ -76,8 +72,8 @@ class IntegrationReport(Base):
         ForeignKeyConstraint(
             ["project_id", "integration_id"], ["integrations.project_id", "integrations.id"]
         ),
-        CheckConstraint(_in("outcome", (*OUTCOMES, "RECONCILED")), name="outcome"),
-        CheckConstraint(_in("verified_how", VERIFICATIONS), name="verified_how"),
+        CheckConstraint(one_of("outcome", (*OUTCOMES, "RECONCILED")), name="outcome"),
+        CheckConstraint(one_of("verified_how", VERIFICATIONS), name="verified_how"),
         Index("ix_integration_reports_integration_id", "integration_id"),
     )
 

@@ -24,17 +24,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.storage.base import Base, JSONDocument, UTCDateTime
+from hub.storage.base import Base, JSONDocument, UTCDateTime, one_of
 
 PRODUCER_STATUSES = ("REGISTERED", "RUNNING", "EXITED", "FINISHED")
 # A terminal producer status ends the job's ability to interfere with anything.
 TERMINAL_STATUSES = ("EXITED", "FINISHED")
 CHECK_OUTCOMES = ("PASS", "FAIL", "SKIPPED", "INTERRUPTED")
 ARTIFACT_ACCESS = ("SHARED", "LOCAL_ONLY", "UNAVAILABLE")
-
-
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
 
 
 class Job(Base):
@@ -45,7 +41,7 @@ class Job(Base):
         UniqueConstraint("project_id", "client_job_id"),
         ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
         ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
-        CheckConstraint(_in("status", PRODUCER_STATUSES), name="status"),
+        CheckConstraint(one_of("status", PRODUCER_STATUSES), name="status"),
         # The exit status is the producer's, recorded only with its terminal result.
         CheckConstraint("exit_status IS NULL OR status = 'FINISHED'", name="exit_status"),
         Index("ix_jobs_task_id", "task_id"),
@@ -89,7 +85,7 @@ class Evidence(Base):
         ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
         ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
         ForeignKeyConstraint(["project_id", "job_id"], ["jobs.project_id", "jobs.id"]),
-        CheckConstraint(_in("artifact_access", ARTIFACT_ACCESS), name="artifact_access"),
+        CheckConstraint(one_of("artifact_access", ARTIFACT_ACCESS), name="artifact_access"),
         # Exactly what was checked: a commit, or an explicit dirty-snapshot digest.
         CheckConstraint(
             "revision IS NOT NULL OR dirty_snapshot_digest IS NOT NULL", name="snapshot"

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 
 from hub.errors import NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
-from hub.identity.actor import Actor
+from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.projects.errors import (
     AliasTaken,
@@ -101,7 +101,7 @@ def create_project(
     description: str = "",
     aliases: Sequence[str] = (),
 ) -> ProjectView:
-    _require_full_credential(actor)
+    require_full_credential(actor)
     name = _text("name", name, 200)
     description = _text("description", description, 10_000, required=False)
     clean_aliases = _aliases(aliases)
@@ -121,8 +121,12 @@ def create_project(
         uow.session.add(ProjectAlias(project_id=project.id, alias=alias, created_at=now))
     uow.session.flush()
     append_event(
-        uow, project_id=project.id, kind="project.created", subject_id=project.id,
-        actor_id=actor.principal_id, payload={"name": name, "aliases": clean_aliases},
+        uow,
+        project_id=project.id,
+        kind="project.created",
+        subject_id=project.id,
+        actor_id=actor.principal_id,
+        payload={"name": name, "aliases": clean_aliases},
     )
     return _project_view(uow, project)
 
@@ -157,13 +161,17 @@ def count_projects(uow: UnitOfWork) -> int:
 
 
 def add_alias(uow: UnitOfWork, actor: Actor, *, project_id: str, alias: str) -> ProjectView:
-    _require_full_credential(actor)
+    require_full_credential(actor)
     project = require_project(uow, project_id)
     (clean,) = _aliases([alias])
     _add_aliases(uow, project.id, [clean], repository_id=None)
     append_event(
-        uow, project_id=project.id, kind="project.alias_added", subject_id=project.id,
-        actor_id=actor.principal_id, payload={"alias": clean},
+        uow,
+        project_id=project.id,
+        kind="project.alias_added",
+        subject_id=project.id,
+        actor_id=actor.principal_id,
+        payload={"alias": clean},
     )
     return _project_view(uow, project)
 
@@ -238,7 +246,7 @@ def add_repository(
     default_branch: str = "main",
     aliases: Sequence[str] = (),
 ) -> RepositoryView:
-    _require_full_credential(actor)
+    require_full_credential(actor)
     project = require_project(uow, project_id)
     remote = normalise_remote(remote_url)
     branch = _branch("defaultBranch", default_branch)
@@ -262,7 +270,10 @@ def add_repository(
     uow.session.flush()
     _add_aliases(uow, project.id, clean_aliases, repository_id=row.id)
     append_event(
-        uow, project_id=project.id, kind="repository.added", subject_id=row.id,
+        uow,
+        project_id=project.id,
+        kind="repository.added",
+        subject_id=row.id,
         actor_id=actor.principal_id,
         payload={"binding": remote.binding, "defaultBranch": branch, "aliases": clean_aliases},
     )
@@ -392,10 +403,16 @@ def set_project_policy(
     project.policy_revision = revision
     uow.session.flush()
     append_event(
-        uow, project_id=project.id, kind="policy.set", subject_id=project.id,
+        uow,
+        project_id=project.id,
+        kind="policy.set",
+        subject_id=project.id,
         actor_id=actor.principal_id,
-        payload={"revision": revision, "reviewPolicy": merged.review_policy,
-                 "recoveryMode": merged.recovery_mode},
+        payload={
+            "revision": revision,
+            "reviewPolicy": merged.review_policy,
+            "recoveryMode": merged.recovery_mode,
+        },
     )
     return get_policy(uow, project.id)
 
@@ -473,12 +490,6 @@ def _policy_view(row: ProjectPolicy) -> PolicyView:
 
 
 # --- input hygiene --------------------------------------------------------------------
-
-
-def _require_full_credential(actor: Actor) -> None:
-    # Reporter tokens renew one lease and report jobs; nothing else (decisions §5).
-    if actor.is_reporter:
-        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
 
 
 def _text(field: str, value: str, max_length: int, *, required: bool = True) -> str:

@@ -22,7 +22,7 @@ from sqlalchemy import select
 from hub.errors import NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
-from hub.identity.actor import Actor
+from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import bounded_int, clean_label, clean_moment, clean_text
 from hub.jobs import service as jobs
@@ -84,12 +84,6 @@ class AcquireRequest:
     idempotency_key: str | None = None
 
 
-def _require_full_credential(actor: Actor) -> None:
-    # Reporter tokens renew one lease and report jobs; nothing else (decisions §5).
-    if actor.is_reporter:
-        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
-
-
 def _identity_key(project_id: str, scope: str, key: str) -> str:
     # Workstation and environment resources are physical things several projects can
     # share: they are one resource by (scope, key), whichever project defined it first.
@@ -102,7 +96,7 @@ def define_resource(
     uow: UnitOfWork, actor: Actor, cmd: ResourceDefinition
 ) -> tuple[ResourceView, bool]:
     """Define a resource, or return the identical existing one (`False`: not created)."""
-    _require_full_credential(actor)
+    require_full_credential(actor)
     if cmd.scope not in SCOPES:
         raise ValidationFailed("scope", f"must be one of {', '.join(SCOPES)}")
     if cmd.mode not in MODES:
@@ -163,8 +157,9 @@ def acquire_resources(uow: UnitOfWork, actor: Actor, cmd: AcquireRequest) -> Acq
     if prior is not None:
         # Authority is checked again, but a replay reports the reservations as they are.
         work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
-        return Acquisition(tuple(_views(uow, _reservations(uow, prior["reservation_ids"]))),
-                           replay=True)
+        return Acquisition(
+            tuple(_views(uow, _reservations(uow, prior["reservation_ids"]))), replay=True
+        )
     wanted = _clean_requests(cmd.requests)
     held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
     attempt = held.attempt
@@ -197,8 +192,11 @@ def acquire_resources(uow: UnitOfWork, actor: Actor, cmd: AcquireRequest) -> Acq
     held_ones: list[str] = []
     for resource_id in sorted(wanted):
         resource = resources[resource_id]
-        blocking = [(row, state) for row, state, _ in active if row.resource_id == resource_id
-                    and state in BLOCKING]
+        blocking = [
+            (row, state)
+            for row, state, _ in active
+            if row.resource_id == resource_id and state in BLOCKING
+        ]
         if resource.capacity is None:
             taken = bool(blocking)
         else:
@@ -242,7 +240,11 @@ def acquire_resources(uow: UnitOfWork, actor: Actor, cmd: AcquireRequest) -> Acq
         },
     )
     idempotency.remember(
-        uow, actor, "acquireResources", cmd.idempotency_key, request,
+        uow,
+        actor,
+        "acquireResources",
+        cmd.idempotency_key,
+        request,
         {"reservation_ids": [row.id for row in rows]},
     )
     return Acquisition(tuple(_views(uow, rows)))
@@ -257,9 +259,7 @@ def _clean_requests(requests: Sequence[ResourceRequest]) -> dict[str, int]:
     for index, item in enumerate(requests):
         if item.resource_id in wanted:
             raise ValidationFailed(f"requests[{index}].resourceId", "names a resource twice")
-        wanted[item.resource_id] = bounded_int(
-            f"requests[{index}].units", item.units, 1, MAX_UNITS
-        )
+        wanted[item.resource_id] = bounded_int(f"requests[{index}].units", item.units, 1, MAX_UNITS)
     return wanted
 
 
@@ -395,7 +395,7 @@ def record_capacity_observation(
     project_id: str | None = None,
 ) -> CapacityReading:
     """Store a dated reading of available units: evidence of a moment, not a promise."""
-    _require_full_credential(actor)
+    require_full_credential(actor)
     available = bounded_int("available", available, 0, MAX_UNITS)
     if total is not None:
         total = bounded_int("total", total, 0, MAX_UNITS)
@@ -429,8 +429,12 @@ def record_capacity_observation(
         kind="resource.capacity_observed",
         subject_id=resource.id,
         actor_id=actor.principal_id,
-        payload={"available": available, "total": total, "source": source,
-                 "observedAt": row.observed_at.isoformat()},
+        payload={
+            "available": available,
+            "total": total,
+            "source": source,
+            "observedAt": row.observed_at.isoformat(),
+        },
     )
     return capacity_reading(row)
 
@@ -580,11 +584,17 @@ def _reservations(
 
 def _views(uow: UnitOfWork, rows: Sequence[Reservation]) -> list[ReservationView]:
     resource_ids = sorted({row.resource_id for row in rows})
-    keys = dict(
-        uow.session.execute(
-            select(Resource.id, Resource.key).where(Resource.id.in_(resource_ids))
-        ).tuples().all()
-    ) if resource_ids else {}
+    keys = (
+        dict(
+            uow.session.execute(
+                select(Resource.id, Resource.key).where(Resource.id.in_(resource_ids))
+            )
+            .tuples()
+            .all()
+        )
+        if resource_ids
+        else {}
+    )
     return [
         reservation_view(row, keys.get(row.resource_id, row.resource_id), state, open_jobs)
         for row, state, open_jobs in _judged(uow, rows)

@@ -22,7 +22,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.storage.base import Base, UTCDateTime
+from hub.storage.base import Base, UTCDateTime, one_of
 
 SCOPES = ("WORKSTATION", "CHECKOUT", "PROJECT", "ENVIRONMENT")
 # Scopes whose key names something outside any one project.
@@ -30,15 +30,11 @@ SHARED_SCOPES = ("WORKSTATION", "ENVIRONMENT")
 MODES = ("EXCLUSIVE", "CAPACITY")
 
 
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
-
-
 class Resource(Base):
     __tablename__ = "resources"
     __table_args__ = (
-        CheckConstraint(_in("scope", SCOPES), name="scope"),
-        CheckConstraint(_in("mode", MODES), name="mode"),
+        CheckConstraint(one_of("scope", SCOPES), name="scope"),
+        CheckConstraint(one_of("mode", MODES), name="mode"),
         # An exclusive resource has no units; a capacity resource has a positive total.
         CheckConstraint(
             "(mode = 'EXCLUSIVE' AND capacity IS NULL) OR (mode = 'CAPACITY' AND capacity > 0)",

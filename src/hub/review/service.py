@@ -18,7 +18,7 @@ from sqlalchemy import select
 from hub.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
-from hub.identity.actor import Actor
+from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import clean_label, clean_list, clean_text
 from hub.projects import service as projects
@@ -200,8 +200,7 @@ def record_human_review(uow: UnitOfWork, actor: Actor, decision: ReviewDecision)
 def request_human_review(
     uow: UnitOfWork, actor: Actor, *, submission_id: str, context: str
 ) -> ReviewStatus:
-    if actor.is_reporter:
-        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
+    require_full_credential(actor)
     subject = work.get_submission(uow, submission_id)
     _require_current(uow, subject)
     uow.session.add(
@@ -230,8 +229,7 @@ def resolve_finding(
     uow: UnitOfWork, actor: Actor, *, finding_id: str, resolution: str, evidence: Sequence[str]
 ) -> FindingView:
     """Record how a finding was addressed, with evidence (e.g. the fixing commit)."""
-    if actor.is_reporter:
-        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
+    require_full_credential(actor)
     row = uow.session.get(Finding, finding_id)
     if row is None:
         raise NotFound("finding", finding_id)

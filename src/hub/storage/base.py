@@ -51,6 +51,11 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
+def one_of(column: str, values: tuple[str, ...]) -> str:
+    """The SQL of a CHECK constraint keeping `column` to a closed set of names."""
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
 JSONDocument = JSON().with_variant(JSONB(), "postgresql")
 """A small JSON document column (JSONB on PostgreSQL)."""
 

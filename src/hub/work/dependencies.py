@@ -16,7 +16,7 @@ from sqlalchemy import select, text
 
 from hub.errors import InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
-from hub.identity.actor import Actor
+from hub.identity.actor import Actor, require_full_credential
 from hub.inputs import clean_text
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work.errors import CycleRefused
@@ -193,8 +193,7 @@ def _guard_active_work(
 ) -> None:
     """Refuse to change what an active attempt was made eligible under, unless an operator
     overrides it explicitly (the override is recorded in the event)."""
-    if actor.is_reporter:
-        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
+    require_full_credential(actor)
     if task.current_attempt_id is None:
         return
     if override_reason is None:

@@ -25,7 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.storage.base import Base, JSONDocument, UTCDateTime
+from hub.storage.base import Base, JSONDocument, UTCDateTime, one_of
 
 TASK_KINDS = ("IMPLEMENTATION", "REVIEW", "INTEGRATION", "GENERAL", "OBJECTIVE")
 TASK_STATES = (
@@ -42,18 +42,14 @@ CLAIMABLE_STATES = ("OPEN", "REVISION_NEEDED")
 ATTEMPT_STATES = ("ACTIVE", "SUBMITTED", "RELINQUISHED", "SUPERSEDED", "COMPLETED")
 
 
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
-
-
 class Task(Base):
     __tablename__ = "tasks"
     __table_args__ = (
         UniqueConstraint("project_id", "id"),
         UniqueConstraint("project_id", "source_system", "source_id"),
         ForeignKeyConstraint(["project_id", "parent_id"], ["tasks.project_id", "tasks.id"]),
-        CheckConstraint(_in("kind", TASK_KINDS), name="kind"),
-        CheckConstraint(_in("state", TASK_STATES), name="state"),
+        CheckConstraint(one_of("kind", TASK_KINDS), name="kind"),
+        CheckConstraint(one_of("state", TASK_STATES), name="state"),
         CheckConstraint("blocked_count >= 0", name="blocked_count"),
         # The state/current-attempt pair is written together: in progress iff an attempt.
         CheckConstraint(
@@ -155,7 +151,7 @@ class Attempt(Base):
     __table_args__ = (
         UniqueConstraint("project_id", "id"),
         ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
-        CheckConstraint(_in("state", ATTEMPT_STATES), name="state"),
+        CheckConstraint(one_of("state", ATTEMPT_STATES), name="state"),
         CheckConstraint("kind IN ('FRESH', 'RECOVERY')", name="kind"),
         # At most one current attempt per task, whatever the code above it does.
         Index(

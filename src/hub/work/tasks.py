@@ -13,10 +13,10 @@ from datetime import datetime
 
 from sqlalchemy import Select, select, text
 
-from hub.errors import Conflict, InvalidTransition, PermissionDenied, ValidationFailed
+from hub.errors import Conflict, InvalidTransition, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
-from hub.identity.actor import Actor
+from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import bounded_int, clean_label, clean_list, clean_optional, clean_text
 from hub.projects import service as projects
@@ -82,7 +82,7 @@ class TaskFilter:
 
 def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> tuple[TaskView, bool]:
     """Create a task; returns it and whether this was a replay of a keyed request."""
-    _require_full_credential(actor)
+    require_full_credential(actor)
     idempotency.require_key(actor, cmd.idempotency_key, "createTask")
     request = {**vars(cmd), "idempotency_key": None}
     prior = idempotency.recall(uow, actor, "createTask", cmd.idempotency_key, request)
@@ -166,7 +166,7 @@ def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> tuple[TaskView, 
 
 
 def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
-    _require_full_credential(actor)
+    require_full_credential(actor)
     task = lock_task(uow, cmd.task_id)
     if cmd.expected_revision != task.revision:
         raise Conflict(
@@ -239,7 +239,7 @@ def close_task(
     related_task_id: str | None = None,
 ) -> TaskView:
     """Close with a durable reason; selection and imports consult it later."""
-    _require_full_credential(actor)
+    require_full_credential(actor)
     if reason not in CLOSE_REASONS:
         raise ValidationFailed("reason", f"must be one of {', '.join(CLOSE_REASONS)}")
     task = lock_task(uow, task_id)
@@ -287,7 +287,7 @@ def close_task(
 
 
 def reopen_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> TaskView:
-    _require_full_credential(actor)
+    require_full_credential(actor)
     task = lock_task(uow, task_id)
     if task.state != "CLOSED":
         raise InvalidTransition(f"only a closed task can be reopened; {task.id} is {task.state}")
@@ -312,7 +312,7 @@ def reopen_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> 
 def link_tasks(
     uow: UnitOfWork, actor: Actor, *, task_id: str, other_id: str, kind: str
 ) -> TaskView:
-    _require_full_credential(actor)
+    require_full_credential(actor)
     if kind not in LINK_KINDS:
         raise ValidationFailed("kind", f"must be one of {', '.join(LINK_KINDS)}")
     task = require_task(uow, task_id)
@@ -497,8 +497,3 @@ def _view(
         created_by=task.created_by,
         subject_submission_id=task.subject_submission_id,
     )
-
-
-def _require_full_credential(actor: Actor) -> None:
-    if actor.is_reporter:
-        raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
