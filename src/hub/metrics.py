@@ -6,12 +6,12 @@ from prometheus_client import Counter, Histogram
 
 GRAPHQL_OPERATIONS = Counter(
     "hub_graphql_operations_total",
-    "GraphQL operations executed, by operation name, type and outcome",
+    "GraphQL operations executed, by root field, type and outcome",
     ["operation", "type", "outcome"],
 )
 GRAPHQL_LATENCY = Histogram(
     "hub_graphql_operation_seconds",
-    "Wall time of GraphQL operations, by operation name and type",
+    "Wall time of GraphQL operations, by root field and type",
     ["operation", "type"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )

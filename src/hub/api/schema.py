@@ -6,20 +6,15 @@ from functools import cache
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import (
-    AddValidationRules,
-    MaskErrors,
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    ParserCache,
-    QueryDepthLimiter,
-    ValidationCache,
-)
+from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter
+from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.name_converter import NameConverter
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
+from strawberry.utils.str_converters import to_camel_case
 
 from hub.api.events import EventsQuery, EventsSubscription
-from hub.api.extensions import OperationMetrics, RefuseUnstorableStrings, should_mask_error
+from hub.api.extensions import HubOperation, PreparedDocuments
 from hub.api.identity import IdentityMutation, IdentityQuery
 from hub.api.jobs import JobsMutation, JobsQuery, JobsSubscription
 from hub.api.problems import ALL_PROBLEMS
@@ -50,6 +45,17 @@ class HubSchema(strawberry.Schema):
         their traceback, where they are masked (`should_mask_error`)."""
 
 
+class HubNames(NameConverter):
+    """Strawberry's names (`snake_case` fields become `camelCase`), remembered: it
+    converts the name of every input field of every argument on every request."""
+
+    def apply_naming_config(self, name: str) -> str:
+        return _camel_case(name) if self.auto_camel_case else name
+
+
+_camel_case = cache(to_camel_case)  # the names a schema declares: a bounded set
+
+
 def build_schema(settings: Settings) -> strawberry.Schema:
     return _schema(
         settings.max_query_depth,
@@ -64,30 +70,25 @@ def _schema(
     max_depth: int, max_tokens: int, max_aliases: int, cache_size: int
 ) -> strawberry.Schema:
     """Building the schema takes seconds; a process needs one per set of limits."""
-    # The limiters' rule classes are made once, here: each limiter instance would make
-    # new ones, and the rules are part of ValidationCache's key, so per-request limiters
-    # made every request miss the cache and validate again (most of a mutation's CPU).
-    limit_rules = [
-        *QueryDepthLimiter(max_depth=max_depth).validation_rules,
-        *MaxAliasesLimiter(max_alias_count=max_aliases).validation_rules,
-    ]
+    # The limiters are used only for their validation rules, made once here: validation
+    # runs once per distinct document (`PreparedDocuments`), not per request.
+    documents = PreparedDocuments(
+        limit_rules=[
+            *QueryDepthLimiter(max_depth=max_depth).validation_rules,
+            *MaxAliasesLimiter(max_alias_count=max_aliases).validation_rules,
+        ],
+        max_tokens=max_tokens,
+        size=cache_size,
+    )
     return HubSchema(
         query=Query,
         mutation=Mutation,
         subscription=Subscription,
         types=list(ALL_PROBLEMS),
-        # Factories, not instances: each request gets its own extension objects (shared
-        # instances race under concurrency); the parse/validation LRU caches are
-        # module-level in Strawberry, so they are still shared across requests.
-        extensions=[
-            lambda: AddValidationRules(limit_rules),
-            lambda: MaxTokensLimiter(max_token_count=max_tokens),
-            lambda: ParserCache(maxsize=cache_size),
-            lambda: ValidationCache(maxsize=cache_size),
-            lambda: MaskErrors(should_mask_error=should_mask_error),
-            RefuseUnstorableStrings,
-            OperationMetrics,
-        ],
+        config=StrawberryConfig(name_converter=HubNames()),
+        # A factory, not an instance: each request gets its own extension (a shared
+        # instance would race under concurrency); the prepared documents are shared.
+        extensions=[lambda: HubOperation(documents)],
     )
 
 
