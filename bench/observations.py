@@ -28,7 +28,7 @@ import json
 import multiprocessing
 import time
 import uuid
-from contextlib import ExitStack
+from contextlib import AsyncExitStack, ExitStack
 from datetime import datetime
 from typing import Any
 
@@ -172,11 +172,16 @@ async def observe_all(
     latencies: list[float] = []
     problems: dict[str, int] = {}
     done = 0
-    limits = httpx.Limits(max_connections=len(jobs), max_keepalive_connections=len(jobs))
-    async with httpx.AsyncClient(base_url=base_url, timeout=60, limits=limits) as client:
+    # One client (one kept-alive connection) per job, as separate observers would be: a
+    # single client with a pool of hundreds spends more CPU finding a connection per
+    # request than the server spends answering it.
+    async with AsyncExitStack() as clients:
 
         async def observe(index: int, session: str, job_id: str) -> None:
             nonlocal done
+            client = await clients.enter_async_context(
+                httpx.AsyncClient(base_url=base_url, timeout=60)
+            )
             headers = {"Authorization": f"Bearer {session}"}
             body = {"query": OBSERVE, "variables": {"input": {"jobId": job_id,
                                                               "status": "RUNNING"}}}
@@ -217,6 +222,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measured window")
     parser.add_argument("--database-url", help="SQLite file, or a hub_bench* PostgreSQL db")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--server-wrapper", default="",
+                        help="command prefix for the server, e.g. a profiler")
     args = parser.parse_args(argv)
     servers = args.servers or (1 if args.backend == "sqlite" else 2)
     if args.backend == "sqlite" and servers != 1:
@@ -231,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
         runtime.close()
         with ExitStack() as stack:
             urls = [stack.enter_context(served(scratch, workers=1, synchronous="FULL",
-                                               pool_size=20, wrapper="")).url
+                                               pool_size=20, wrapper=args.server_wrapper)).url
                     for _ in range(servers)]
             observe_url, listen_url = urls[0], urls[-1]
             sessions = start_sessions(observe_url, [agent_token] * args.jobs)

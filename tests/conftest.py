@@ -178,6 +178,7 @@ def settings(test_database: TestDatabase, tmp_path: Path) -> Settings:
 def runtime(settings: Settings, database: Database, clock: ManualClock) -> Iterator[Runtime]:
     rt = Runtime(settings, database=database, clock=clock)
     yield rt
+    rt.release_threads()
 
 
 @pytest.fixture

@@ -6,12 +6,14 @@ transaction; the API, the web layer and the CLI all go through them.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
-from typing import TypeVar
+from typing import TypeVar, cast
 
-from anyio import to_thread
+from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from hub.clock import Clock, SystemClock
@@ -21,6 +23,7 @@ from hub.events.listener import listen_for_events
 from hub.metrics import DB_TRANSACTIONS
 from hub.settings import Settings
 from hub.storage.database import Database
+from hub.storage.group_commit import GroupCommitWriter
 from hub.storage.unit_of_work import UnitOfWork
 
 T = TypeVar("T")
@@ -48,6 +51,19 @@ class Runtime:
             pool_size=settings.database_pool_size,
         )
         self.clock: Clock = clock or SystemClock()
+        # SQLite has one writer at a time: requests' writes go to one thread that commits
+        # them in groups (one fsync per group). PostgreSQL writes run side by side.
+        self._group_writer = (
+            GroupCommitWriter(self.database, self._write_in_group)
+            if self.database.is_sqlite
+            else None
+        )
+        self._writers = ThreadPoolExecutor(
+            max_workers=settings.database_pool_size, thread_name_prefix="hub-write"
+        )
+        self._readers = ThreadPoolExecutor(
+            max_workers=settings.database_pool_size, thread_name_prefix="hub-read"
+        )
         self.event_signal = EventSignal()
         self._background: list[Callable[[Runtime], AbstractAsyncContextManager[None]]] = []
         if self.database.is_postgresql:
@@ -63,19 +79,40 @@ class Runtime:
     def background_tasks(self) -> list[AbstractAsyncContextManager[None]]:
         return [factory(self) for factory in self._background]
 
-    def unit_of_work(self, *, write: bool) -> UnitOfWork:
+    def unit_of_work(
+        self,
+        *,
+        write: bool,
+        group: tuple[Connection, list[Callable[[], None]]] | None = None,
+    ) -> UnitOfWork:
         return UnitOfWork(
             self.database,
             self.clock,
             self.settings,
             write=write,
             announce=self.event_signal.announce,
+            group=group,
         )
 
     def write(self, operation: Callable[[UnitOfWork], T]) -> T:
         """Run `operation` in one write transaction and commit it, or roll it all back."""
+        return self._write(operation, None)
+
+    def _write_in_group(
+        self,
+        operation: Callable[[UnitOfWork], T],
+        connection: Connection,
+        deferred: list[Callable[[], None]],
+    ) -> T:
+        return self._write(operation, (connection, deferred))
+
+    def _write(
+        self,
+        operation: Callable[[UnitOfWork], T],
+        group: tuple[Connection, list[Callable[[], None]]] | None,
+    ) -> T:
         for attempt in range(_ATTEMPTS):
-            uow = self.unit_of_work(write=True)
+            uow = self.unit_of_work(write=True, group=group)
             outcome = "error"
             try:
                 with uow:
@@ -115,10 +152,26 @@ class Runtime:
             DB_TRANSACTIONS.labels("read", outcome).observe(uow.duration_s)
 
     async def awrite(self, operation: Callable[[UnitOfWork], T]) -> T:
-        return await to_thread.run_sync(self.write, operation)
+        """`write` off the event loop. If the caller is cancelled the operation still
+        runs to its commit or rollback; only its answer is dropped."""
+        if self._group_writer is not None:
+            return cast(T, await asyncio.wrap_future(self._group_writer.submit(operation)))
+        return await asyncio.get_running_loop().run_in_executor(
+            self._writers, self.write, operation
+        )
 
     async def aread(self, operation: Callable[[UnitOfWork], T]) -> T:
-        return await to_thread.run_sync(self.read, operation)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._readers, self.read, operation
+        )
+
+    def release_threads(self) -> None:
+        """Stop the worker threads (after the server using them has stopped)."""
+        if self._group_writer is not None:
+            self._group_writer.stop()
+        self._writers.shutdown(wait=True)
+        self._readers.shutdown(wait=True)
 
     def close(self) -> None:
+        self.release_threads()
         self.database.dispose()

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text, update
+from sqlalchemy import Row, bindparam, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from hub.events.tables import Event, EventStream
+from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 
 GLOBAL_STREAM = "hub"
@@ -59,6 +60,20 @@ def append_event(
     uow.before_commit(_flush)
 
 
+_STREAMS = table_of(EventStream)
+_EVENTS = table_of(Event)
+# Prebuilt once: every write transaction runs these (building a statement per call costs
+# more than executing it).
+_ADVANCE = (
+    update(_STREAMS)
+    .where(_STREAMS.c.stream == bindparam("target"))
+    .values(last_seq=_STREAMS.c.last_seq + bindparam("count"))
+    .returning(_STREAMS.c.last_seq)
+)
+_INSERT_EVENT = insert(_EVENTS)
+_NOTIFY = text("SELECT pg_notify(:channel, :stream)")
+
+
 def _flush(uow: UnitOfWork) -> None:
     pending: list[_Pending] = uow.pending.pop(_PENDING, [])
     if not pending:
@@ -68,56 +83,61 @@ def _flush(uow: UnitOfWork) -> None:
     for item in pending:
         by_stream.setdefault(item.project_id or GLOBAL_STREAM, []).append(item)
     session = uow.session
-    insert = pg_insert if uow.dialect == "postgresql" else sqlite_insert
+    # Core statements don't autoflush: the rows these events point at are written first.
+    session.flush()
+    if uow.dialect == "postgresql":
+        # Delivered at commit to every server process listening (decisions §11); sent
+        # before the counter rows are locked, so the locks are held one round trip less.
+        for stream in sorted(by_stream):
+            session.execute(_NOTIFY, {"channel": NOTIFY_CHANNEL, "stream": stream})
     # Sorted so two transactions touching the same streams lock them in the same order.
     for stream in sorted(by_stream):
         items = by_stream[stream]
-        advance = (
-            update(EventStream)
-            .where(EventStream.stream == stream)
-            .values(last_seq=EventStream.last_seq + len(items))
-            .returning(EventStream.last_seq)
-        )
-        last = session.execute(advance).scalar_one_or_none()
+        advance = {"target": stream, "count": len(items)}
+        last = session.execute(_ADVANCE, advance).scalar_one_or_none()
         if last is None:
             # A stream's first event: make its counter row (a concurrent first writer may
             # have made it already), then advance it.
+            first_insert = pg_insert if uow.dialect == "postgresql" else sqlite_insert
             session.execute(
-                insert(EventStream).values(stream=stream, last_seq=0).on_conflict_do_nothing()
+                first_insert(EventStream).values(stream=stream, last_seq=0).on_conflict_do_nothing()
             )
-            last = session.execute(advance).scalar_one()
+            last = session.execute(_ADVANCE, advance).scalar_one()
         first = last - len(items) + 1
-        session.add_all(
-            Event(
-                stream=stream,
-                seq=first + offset,
-                project_id=item.project_id,
-                kind=item.kind,
-                subject_id=item.subject_id,
-                actor_id=item.actor_id,
-                occurred_at=occurred_at,
-                payload=item.payload,
-            )
-            for offset, item in enumerate(items)
+        session.execute(
+            _INSERT_EVENT,
+            [
+                {
+                    "stream": stream,
+                    "seq": first + offset,
+                    "project_id": item.project_id,
+                    "kind": item.kind,
+                    "subject_id": item.subject_id,
+                    "actor_id": item.actor_id,
+                    "occurred_at": occurred_at,
+                    "payload": item.payload,
+                }
+                for offset, item in enumerate(items)
+            ],
         )
-        if uow.dialect == "postgresql":
-            # Delivered at commit to every server process listening (decisions §11).
-            session.execute(text("SELECT pg_notify(:channel, :stream)"), {
-                "channel": NOTIFY_CHANNEL, "stream": stream,
-            })
-    session.flush()
     streams = sorted(by_stream)
     uow.after_commit(lambda: uow.announce_events(streams))
+
+
+# Prebuilt: every live follower runs it on every wake.
+_EVENTS_AFTER = (
+    select(*_EVENTS.c)
+    .where(_EVENTS.c.stream == bindparam("target"), _EVENTS.c.seq > bindparam("after"))
+    .order_by(_EVENTS.c.seq)
+    .limit(bindparam("limit"))
+)
 
 
 def list_events(
     uow: UnitOfWork, *, stream: str, after: int = 0, limit: int = 500
 ) -> list[EventRecord]:
-    rows = uow.session.scalars(
-        select(Event)
-        .where(Event.stream == stream, Event.seq > after)
-        .order_by(Event.seq)
-        .limit(limit)
+    rows = uow.session.execute(
+        _EVENTS_AFTER, {"target": stream, "after": after, "limit": limit}
     ).all()
     return [_record(row) for row in rows]
 
@@ -141,7 +161,7 @@ def count_events(uow: UnitOfWork, streams: Sequence[str]) -> dict[str, int]:
     return {stream: int(seq) for stream, seq in rows}
 
 
-def _record(row: Event) -> EventRecord:
+def _record(row: Event | Row[Any]) -> EventRecord:
     return EventRecord(
         stream=row.stream,
         seq=row.seq,

@@ -15,14 +15,24 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result, delete, update
+from sqlalchemy import CursorResult, Result, bindparam, delete, insert, select, update
 
 from hub.errors import IdempotencyConflict, IdempotencyReceiptExpired, ValidationFailed
 from hub.idempotency.tables import Receipt
 from hub.identity.actor import Actor
+from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 
 MAX_KEY_LENGTH = 200
+
+_RECEIPTS = table_of(Receipt)
+# Prebuilt: nearly every agent mutation reads and writes one receipt.
+_RECEIPT = select(_RECEIPTS.c.fingerprint, _RECEIPTS.c.result, _RECEIPTS.c.tombstone).where(
+    _RECEIPTS.c.principal_id == bindparam("principal"),
+    _RECEIPTS.c.operation == bindparam("operation"),
+    _RECEIPTS.c.key == bindparam("key"),
+)
+_INSERT_RECEIPT = insert(_RECEIPTS)
 
 
 @dataclass(frozen=True)
@@ -52,7 +62,9 @@ def recall(
         return None
     if len(key) > MAX_KEY_LENGTH or not key.strip():
         raise ValidationFailed("idempotencyKey", f"must be 1-{MAX_KEY_LENGTH} characters")
-    row = uow.session.get(Receipt, (actor.principal_id, operation, key))
+    row = uow.session.execute(
+        _RECEIPT, {"principal": actor.principal_id, "operation": operation, "key": key}
+    ).first()
     if row is None:
         return None
     if row.fingerprint != fingerprint(request):
@@ -76,18 +88,19 @@ def remember(
 ) -> None:
     if not key:
         return
-    uow.session.add(
-        Receipt(
-            principal_id=actor.principal_id,
-            operation=operation,
-            key=key,
-            fingerprint=fingerprint(request),
-            result=result,
-            tombstone=False,
-            created_at=uow.now(),
-        )
+    # Written now, not at flush: a concurrent twin fails here, inside the operation.
+    uow.session.execute(
+        _INSERT_RECEIPT,
+        {
+            "principal_id": actor.principal_id,
+            "operation": operation,
+            "key": key,
+            "fingerprint": fingerprint(request),
+            "result": result,
+            "tombstone": False,
+            "created_at": uow.now(),
+        },
     )
-    uow.session.flush()
 
 
 def prune_receipts(uow: UnitOfWork) -> PruneReport:

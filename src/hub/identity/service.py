@@ -14,7 +14,7 @@ from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 
 from hub.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
 from hub.events.service import append_event
@@ -23,6 +23,7 @@ from hub.identity.actor import PRINCIPAL_KINDS, Actor, PrincipalKind
 from hub.identity.errors import NotYourSession, PrincipalNameTaken, SessionEnded
 from hub.identity.tables import AgentSession, ApiToken, Principal
 from hub.ids import new_id
+from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 
 _passwords = PasswordHasher()
@@ -279,44 +280,72 @@ def _token_view(row: ApiToken) -> TokenView:
 # --- authentication -------------------------------------------------------------------
 
 
+_TOKENS = table_of(ApiToken)
+_OPENERS = _TOKENS.alias("opener")
+_PRINCIPALS = table_of(Principal)
+_SESSIONS = table_of(AgentSession)
+# Every request authenticates, so this is one prebuilt statement: the token, its
+# principal, its session and the token that opened that session, in one round trip.
+_CREDENTIAL = (
+    select(
+        _TOKENS.c.id,
+        _TOKENS.c.kind,
+        _TOKENS.c.secret_hash,
+        _TOKENS.c.session_id,
+        _TOKENS.c.scope,
+        _TOKENS.c.expires_at,
+        _TOKENS.c.revoked_at,
+        _PRINCIPALS.c.id.label("principal_id"),
+        _PRINCIPALS.c.name.label("principal_name"),
+        _PRINCIPALS.c.kind.label("principal_kind"),
+        _PRINCIPALS.c.is_operator,
+        _PRINCIPALS.c.disabled_at,
+        _SESSIONS.c.id.label("live_session_id"),
+        _SESSIONS.c.ended_at.label("session_ended_at"),
+        _SESSIONS.c.opened_with_token_id,
+        _OPENERS.c.id.label("opener_id"),
+        _OPENERS.c.revoked_at.label("opener_revoked_at"),
+    )
+    .join(_PRINCIPALS, _PRINCIPALS.c.id == _TOKENS.c.principal_id)
+    .outerjoin(_SESSIONS, _SESSIONS.c.id == _TOKENS.c.session_id)
+    .outerjoin(_OPENERS, _OPENERS.c.id == _SESSIONS.c.opened_with_token_id)
+    .where(_TOKENS.c.id == bindparam("token_id"))
+)
+
+
 def authenticate(uow: UnitOfWork, bearer: str) -> Actor:
     """The actor behind a bearer token, or `Unauthenticated` (never says which check failed)."""
     presented = tokens.parse(bearer)
     if presented is None:
         raise Unauthenticated("the bearer token is malformed")
-    found = uow.session.execute(
-        select(ApiToken, Principal)
-        .join(Principal, Principal.id == ApiToken.principal_id)
-        .where(ApiToken.id == presented.token_id)
-    ).first()
+    uow.session.flush()  # a Core read: see tokens made earlier in this transaction
+    found = uow.session.execute(_CREDENTIAL, {"token_id": presented.token_id}).first()
     if found is None:
         raise Unauthenticated("the bearer token is unknown or revoked")
-    token, principal = found.tuple()
     if (
-        not tokens.secret_matches(presented.secret, token.secret_hash)
-        or token.kind != presented.kind
-        or token.revoked_at is not None
-        or principal.disabled_at is not None
-        or (token.expires_at is not None and uow.now() >= token.expires_at)
+        not tokens.secret_matches(presented.secret, found.secret_hash)
+        or found.kind != presented.kind
+        or found.revoked_at is not None
+        or found.disabled_at is not None
+        or (found.expires_at is not None and uow.now() >= found.expires_at)
     ):
         raise Unauthenticated("the bearer token is unknown or revoked")
-    if token.session_id is not None:
-        session = uow.session.get(AgentSession, token.session_id)
-        if session is None or session.ended_at is not None:
+    if found.session_id is not None:
+        if found.live_session_id is None or found.session_ended_at is not None:
             raise Unauthenticated("the session behind this token has ended")
-        if session.opened_with_token_id is not None:
-            opener = uow.session.get(ApiToken, session.opened_with_token_id)
-            if opener is None or opener.revoked_at is not None:
-                raise Unauthenticated("the credential that opened this session was revoked")
+        if found.opened_with_token_id is not None and (
+            found.opener_id is None or found.opener_revoked_at is not None
+        ):
+            raise Unauthenticated("the credential that opened this session was revoked")
     return Actor(
-        principal_id=principal.id,
-        principal_name=principal.name,
-        kind=principal.kind,  # type: ignore[arg-type]
-        is_operator=principal.is_operator,
-        credential=token.kind,  # type: ignore[arg-type]
-        token_id=token.id,
-        session_id=token.session_id,
-        scope=dict(token.scope or {}),
+        principal_id=found.principal_id,
+        principal_name=found.principal_name,
+        kind=found.principal_kind,
+        is_operator=found.is_operator,
+        credential=found.kind,
+        token_id=found.id,
+        session_id=found.session_id,
+        scope=dict(found.scope or {}),
     )
 
 
@@ -464,16 +493,19 @@ def _session_view(row: AgentSession) -> SessionView:
     )
 
 
+_LOCK_SESSION = (
+    select(AgentSession)
+    .where(AgentSession.id == bindparam("session_id"))
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
+
+
 def lock_active_session(uow: UnitOfWork, actor: Actor) -> SessionView:
     """The caller's live session, row-locked so its claims are counted one at a time."""
     if actor.session_id is None:
         raise PermissionDenied("this operation needs a session token (startSession)")
-    row = uow.session.scalar(
-        select(AgentSession)
-        .where(AgentSession.id == actor.session_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
+    row = uow.session.scalar(_LOCK_SESSION, {"session_id": actor.session_id})
     if row is None:
         raise NotFound("session", actor.session_id)
     if row.principal_id != actor.principal_id:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from hub.errors import IdempotencyConflict, NotFound, ValidationFailed
 from hub.events.service import append_event
@@ -235,14 +235,18 @@ def finish_job(
     return JobResult(_view(uow, row, now))
 
 
+# Prebuilt: every observation runs it.
+_LOCK_JOB = (
+    select(Job)
+    .where(Job.id == bindparam("job_id"))
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
+
+
 def _lock_reportable(uow: UnitOfWork, actor: Actor, job_id: str) -> Job:
     """The job row, locked, if this actor may report on it (else `NotYourJob`)."""
-    row = uow.session.scalar(
-        select(Job)
-        .where(Job.id == job_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
+    row = uow.session.scalar(_LOCK_JOB, {"job_id": job_id})
     if row is None:
         raise NotYourJob(job_id)
     if actor.is_reporter:
@@ -252,7 +256,7 @@ def _lock_reportable(uow: UnitOfWork, actor: Actor, job_id: str) -> Job:
         return row
     if actor.session_id is None or actor.credential != "session":
         raise NotYourJob(job_id)
-    if work.get_attempt(uow, row.attempt_id).session_id != actor.session_id:
+    if work.session_of_attempt(uow, row.attempt_id) != actor.session_id:
         raise NotYourJob(job_id)
     return row
 

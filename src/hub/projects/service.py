@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import Row, bindparam, func, select
 
 from hub.errors import NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
@@ -26,6 +26,7 @@ from hub.projects.errors import (
 )
 from hub.projects.remotes import looks_like_remote, normalise_remote
 from hub.projects.tables import Project, ProjectAlias, ProjectPolicy, Repository
+from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 
 ReviewPolicy = Literal["NONE", "AGENT", "HUMAN", "AGENT_AND_HUMAN"]
@@ -344,7 +345,26 @@ def _repository_view(uow: UnitOfWork, row: Repository) -> RepositoryView:
 # --- policy ---------------------------------------------------------------------------
 
 
+_PROJECTS = table_of(Project)
+_POLICIES = table_of(ProjectPolicy)
+# Prebuilt: claims and submissions read the current policy on every call.
+_CURRENT_POLICY = (
+    select(*_POLICIES.c)
+    .join(
+        _PROJECTS,
+        (_PROJECTS.c.id == _POLICIES.c.project_id)
+        & (_PROJECTS.c.policy_revision == _POLICIES.c.revision),
+    )
+    .where(_PROJECTS.c.id == bindparam("project"))
+)
+
+
 def get_policy(uow: UnitOfWork, project_id: str, revision: int | None = None) -> PolicyView:
+    if revision is None:
+        uow.session.flush()  # a Core read: see this transaction's own changes
+        current = uow.session.execute(_CURRENT_POLICY, {"project": project_id}).first()
+        if current is not None:
+            return _policy_view(current)
     project = require_project(uow, project_id)
     row = uow.session.get(ProjectPolicy, (project.id, revision or project.policy_revision))
     if row is None:
@@ -470,7 +490,7 @@ def _validated_policy(current: PolicyView, change: PolicyChange) -> PolicyView:
     return merged
 
 
-def _policy_view(row: ProjectPolicy) -> PolicyView:
+def _policy_view(row: ProjectPolicy | Row[Any]) -> PolicyView:
     return PolicyView(
         project_id=row.project_id,
         revision=row.revision,

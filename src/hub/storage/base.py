@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, MetaData, TypeDecorator
+from sqlalchemy import JSON, DateTime, MetaData, Table, TypeDecorator
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase
@@ -23,6 +23,14 @@ NAMING_CONVENTION = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def table_of(model: type[Base]) -> Table:
+    """A mapped class's Core table, for the prebuilt statements of hot paths (the ORM's
+    per-statement overhead costs more than the statement itself there)."""
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table
 
 
 class UTCDateTime(TypeDecorator[datetime]):

@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -61,8 +61,8 @@ class Database:
         self._write_lock: AbstractContextManager[Any] = (
             threading.Lock() if self.is_sqlite else nullcontext()
         )
-        write_engine = self.engine.execution_options(hub_write=True)
-        self._writer = sessionmaker(write_engine, expire_on_commit=False, autoflush=True)
+        self._write_engine = self.engine.execution_options(hub_write=True)
+        self._writer = sessionmaker(self._write_engine, expire_on_commit=False, autoflush=True)
         self._reader = sessionmaker(self.engine, expire_on_commit=False, autoflush=False)
 
     @property
@@ -109,6 +109,11 @@ class Database:
     def write_session(self) -> tuple[Session, AbstractContextManager[Any]]:
         """A session for one write transaction and the in-process lock to hold around it."""
         return self._writer(), self._write_lock
+
+    def write_connection(self) -> tuple[Connection, AbstractContextManager[Any]]:
+        """A connection for a group of write operations (see `group_commit`) and the
+        in-process lock to hold around its transaction."""
+        return self._write_engine.connect(), self._write_lock
 
     def read_session(self) -> Session:
         return self._reader()

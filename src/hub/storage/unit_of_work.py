@@ -15,6 +15,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
+from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
 from hub.clock import Clock
@@ -39,8 +40,13 @@ class UnitOfWork:
         *,
         write: bool,
         announce: Callable[[Sequence[str]], None] | None = None,
+        group: tuple[Connection, list[Callable[[], None]]] | None = None,
     ) -> None:
+        """`group`: run inside a group commit's transaction (`hub.storage.group_commit`),
+        in a savepoint of its connection; after-commit callbacks go to its list, to run
+        once the group has really committed."""
         self.database = database
+        self._group = group
         self.settings = settings
         self._announce = announce
         self.clock = clock
@@ -70,7 +76,17 @@ class UnitOfWork:
 
     def __enter__(self) -> UnitOfWork:
         self._started = time.perf_counter()
-        if self.write:
+        if self._group is not None:
+            # The group holds the write lock; this unit is a savepoint inside it.
+            self._session = Session(
+                bind=self._group[0],
+                join_transaction_mode="create_savepoint",
+                expire_on_commit=False,
+                autoflush=True,
+            )
+            self._session.begin()
+            self._session.connection()
+        elif self.write:
             session, lock = self.database.write_session()
             lock.__enter__()
             self._lock = lock
@@ -99,6 +115,9 @@ class UnitOfWork:
         finally:
             self._release()
         if self.committed:
+            if self._group is not None:
+                self._group[1].extend(self._after_commit)
+                return
             for callback in self._after_commit:
                 callback()
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, bindparam, func, select
 
 from hub.errors import (
     Blocked,
@@ -32,6 +33,7 @@ from hub.identity.actor import Actor
 from hub.ids import new_id
 from hub.inputs import clean_branch, clean_label, clean_list, clean_revision, clean_text
 from hub.projects import service as projects
+from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import dependencies, workflow
 from hub.work.errors import (
@@ -42,7 +44,13 @@ from hub.work.errors import (
     RecoveryRequired,
     TaskOwned,
 )
-from hub.work.rows import lock_task, reload_attempt, require_attempt, require_task
+from hub.work.rows import (
+    lock_task,
+    reload_attempt,
+    require_attempt,
+    require_task,
+    task_id_of_attempt,
+)
 from hub.work.tables import (
     Attempt,
     AttemptNote,
@@ -128,22 +136,10 @@ def claim_task(uow: UnitOfWork, actor: Actor, cmd: ClaimRequest) -> ClaimResult:
         now = uow.now()
         _check_claimable(uow, task, now)
     else:
-        statement = (
-            ready_tasks(cmd.project_id, cmd.kinds)
-            .where(
-                ~(
-                    (Task.kind == "REVIEW")
-                    & func.coalesce(Task.subject_submission_id, "").in_(
-                        workflow.not_reviewable_by(session.id)
-                    )
-                )
-            )
-            .limit(1)
+        found = uow.session.scalar(
+            _next_eligible(tuple(sorted(set(cmd.kinds))), uow.dialect),
+            {"project": cmd.project_id, "session": session.id},
         )
-        if uow.dialect == "postgresql":
-            # Competing claimers skip each other's locked candidates instead of queueing.
-            statement = statement.with_for_update(skip_locked=True)
-        found = uow.session.scalar(statement.execution_options(populate_existing=True))
         if found is None:
             raise NotFound("eligible task", cmd.project_id)
         task = found
@@ -290,11 +286,40 @@ def _check_claimable(uow: UnitOfWork, task: Task, now: datetime) -> None:
         )
 
 
-def _check_session_limit(uow: UnitOfWork, session_id: str, limit: int, now: datetime) -> None:
-    held = uow.session.scalars(
-        select(Attempt.id).where(
-            Attempt.session_id == session_id, Attempt.state == "ACTIVE", Attempt.expires_at > now
+@cache
+def _next_eligible(kinds: tuple[str, ...], dialect: str) -> Select[Task]:
+    """The next-eligible claim's statement, built once per kind filter (a handful)."""
+    statement = (
+        ready_tasks(bindparam("project"), kinds)
+        .where(
+            ~(
+                (Task.kind == "REVIEW")
+                & func.coalesce(Task.subject_submission_id, "").in_(
+                    workflow.not_reviewable_by(bindparam("session"))
+                )
+            )
         )
+        .limit(1)
+        .execution_options(populate_existing=True)
+    )
+    if dialect == "postgresql":
+        # Competing claimers skip each other's locked candidates instead of queueing.
+        statement = statement.with_for_update(skip_locked=True)
+    return statement
+
+
+_ATTEMPTS = table_of(Attempt)
+_LIVE_ATTEMPTS_OF_SESSION = select(_ATTEMPTS.c.id).where(
+    _ATTEMPTS.c.session_id == bindparam("session"),
+    _ATTEMPTS.c.state == "ACTIVE",
+    _ATTEMPTS.c.expires_at > bindparam("now"),
+)
+
+
+def _check_session_limit(uow: UnitOfWork, session_id: str, limit: int, now: datetime) -> None:
+    uow.session.flush()  # a Core read: see this transaction's own changes
+    held = uow.session.scalars(
+        _LIVE_ATTEMPTS_OF_SESSION, {"session": session_id, "now": now}
     ).all()
     if len(held) >= limit:
         raise Blocked(
@@ -356,10 +381,7 @@ class _Held:
 
 def _find(uow: UnitOfWork, actor: Actor, attempt_id: str, *, reporter_ok: bool) -> _Held:
     """Lock the attempt's task, sample time after the lock, and check who is asking."""
-    task_id = uow.session.scalar(select(Attempt.task_id).where(Attempt.id == attempt_id))
-    if task_id is None:
-        raise NotFound("attempt", attempt_id)
-    task = lock_task(uow, task_id)
+    task = lock_task(uow, task_id_of_attempt(uow, attempt_id))
     now = uow.now()
     attempt = reload_attempt(uow, attempt_id)
     if actor.is_reporter:
@@ -994,12 +1016,15 @@ def _state_on_return(uow: UnitOfWork, task: Task) -> str:
     return "REVISION_NEEDED" if _has_delivery(uow, task.id) else "OPEN"
 
 
+_HELD_WORKTREES = select(Worktree).where(
+    Worktree.task_id == bindparam("task_id"), Worktree.released_at.is_(None)
+)
+
+
 def _complete(uow: UnitOfWork, task: Task) -> None:
     """Done: release its worktrees, unblock its dependents, count toward its parent."""
     now = uow.now()
-    for worktree in uow.session.scalars(
-        select(Worktree).where(Worktree.task_id == task.id, Worktree.released_at.is_(None))
-    ):
+    for worktree in uow.session.scalars(_HELD_WORKTREES, {"task_id": task.id}):
         worktree.released_at = now
     dependencies.on_task_completed(uow, task)
 

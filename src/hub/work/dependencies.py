@@ -12,7 +12,7 @@ work is an index range scan, never a graph walk.
 
 from __future__ import annotations
 
-from sqlalchemy import select, text
+from sqlalchemy import bindparam, select, text
 
 from hub.errors import InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
@@ -154,15 +154,18 @@ def change_requiredness(uow: UnitOfWork, child: Task, required: bool) -> None:
     child.required = required
 
 
+_DEPENDENTS = (
+    select(Task)
+    .join(TaskPrerequisite, TaskPrerequisite.task_id == Task.id)
+    .where(TaskPrerequisite.prerequisite_id == bindparam("task_id"))
+    .order_by(Task.id)
+    .with_for_update()
+)
+
+
 def on_task_completed(uow: UnitOfWork, task: Task) -> None:
     """A completed task unblocks its dependents and counts toward its parent."""
-    dependents = uow.session.scalars(
-        select(Task)
-        .join(TaskPrerequisite, TaskPrerequisite.task_id == Task.id)
-        .where(TaskPrerequisite.prerequisite_id == task.id)
-        .order_by(Task.id)
-        .with_for_update()
-    ).all()
+    dependents = uow.session.scalars(_DEPENDENTS, {"task_id": task.id}).all()
     for dependent in dependents:
         dependent.blocked_count -= 1
     _release_parent(uow, task)

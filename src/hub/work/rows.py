@@ -1,12 +1,34 @@
-"""Loading and locking the work module's rows."""
+"""Loading and locking the work module's rows.
+
+The statements are built once: every ownership-dependent mutation runs them, and
+building a statement costs more than executing it.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from hub.errors import NotFound
+from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work.tables import Attempt, Task
+
+_LOCK_TASK = (
+    select(Task)
+    .where(Task.id == bindparam("task_id"))
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
+_RELOAD_ATTEMPT = (
+    select(Attempt)
+    .where(Attempt.id == bindparam("attempt_id"))
+    .execution_options(populate_existing=True)
+)
+_ATTEMPTS = table_of(Attempt)
+_TASK_OF_ATTEMPT = select(_ATTEMPTS.c.task_id).where(_ATTEMPTS.c.id == bindparam("attempt_id"))
+_SESSION_OF_ATTEMPT = select(_ATTEMPTS.c.session_id).where(
+    _ATTEMPTS.c.id == bindparam("attempt_id")
+)
 
 
 def require_task(uow: UnitOfWork, task_id: str) -> Task:
@@ -23,15 +45,26 @@ def lock_task(uow: UnitOfWork, task_id: str) -> Task:
     already locked by `BEGIN IMMEDIATE`. Ownership state lives on the task row, so
     every ownership decision about a task is made while holding this lock.
     """
-    row = uow.session.scalar(
-        select(Task)
-        .where(Task.id == task_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
+    row = uow.session.scalar(_LOCK_TASK, {"task_id": task_id})
     if row is None:
         raise NotFound("task", task_id)
     return row
+
+
+def task_id_of_attempt(uow: UnitOfWork, attempt_id: str) -> str:
+    """An attempt's task (never changes, so it is read without a lock)."""
+    task_id = uow.session.scalar(_TASK_OF_ATTEMPT, {"attempt_id": attempt_id})
+    if task_id is None:
+        raise NotFound("attempt", attempt_id)
+    return str(task_id)
+
+
+def session_of_attempt(uow: UnitOfWork, attempt_id: str) -> str:
+    """The session that owns (or owned) an attempt: who may report on what it launched."""
+    session_id = uow.session.scalar(_SESSION_OF_ATTEMPT, {"attempt_id": attempt_id})
+    if session_id is None:
+        raise NotFound("attempt", attempt_id)
+    return str(session_id)
 
 
 def require_attempt(uow: UnitOfWork, attempt_id: str) -> Attempt:
@@ -42,7 +75,7 @@ def require_attempt(uow: UnitOfWork, attempt_id: str) -> Attempt:
 
 
 def reload_attempt(uow: UnitOfWork, attempt_id: str) -> Attempt:
-    row = uow.session.get(Attempt, attempt_id, populate_existing=True)
+    row = uow.session.scalar(_RELOAD_ATTEMPT, {"attempt_id": attempt_id})
     if row is None:
         raise NotFound("attempt", attempt_id)
     return row

@@ -25,6 +25,7 @@ from hub.work.attempts import (
     session_attempts,
     submit_attempt,
 )
+from hub.work.rows import session_of_attempt
 from hub.work.tasks import (
     NewTask,
     TaskEdit,
@@ -154,6 +155,7 @@ __all__ = [
     "reopen_workflow_task",
     "return_for_revision",
     "session_attempts",
+    "session_of_attempt",
     "subject_of",
     "submit_attempt",
     "task_worktrees",

@@ -7,11 +7,13 @@ bypass this rule").
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import Select, select, text
+from sqlalchemy import ColumnElement, Select, bindparam, select, text
 
 from hub.errors import Conflict, InvalidTransition, ValidationFailed
 from hub.events.service import append_event
@@ -20,6 +22,7 @@ from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import bounded_int, clean_label, clean_list, clean_optional, clean_text
 from hub.projects import service as projects
+from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import dependencies
 from hub.work.rows import lock_task, require_task
@@ -378,7 +381,7 @@ def candidates(
     return task_views(uow, rows)
 
 
-def ready_tasks(project_id: str, kinds: Sequence[str]) -> Select[Task]:
+def ready_tasks(project_id: str | ColumnElement[str], kinds: Sequence[str]) -> Select[Task]:
     """Ready work in offer order; the predicate matches the partial index `ix_tasks_ready`."""
     for kind in kinds:
         if kind not in TASK_KINDS:
@@ -398,9 +401,40 @@ def require_task_in(
     return row
 
 
+class _CriteriaCache:
+    """Criteria revisions are immutable once committed, so every view need not re-read
+    them. Filled only after commit: a rolled-back revision number can be reused."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[str, int], tuple[str, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int]) -> tuple[str, ...] | None:
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: tuple[str, int], criteria: tuple[str, ...]) -> None:
+        with self._lock:
+            self._entries[key] = criteria
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+_criteria_cache = _CriteriaCache(size=20_000)
+
+
 def current_criteria(uow: UnitOfWork, task: Task, revision: int | None = None) -> list[str]:
-    row = uow.session.get(TaskCriteria, (task.id, revision or task.criteria_revision))
-    return list(row.criteria) if row is not None else []
+    key = (task.id, revision or task.criteria_revision)
+    cached = _criteria_cache.get(key)
+    if cached is not None:
+        return list(cached)
+    row = uow.session.get(TaskCriteria, key)
+    if row is None:
+        return []
+    criteria = tuple(row.criteria)
+    uow.after_commit(lambda: _criteria_cache.put(key, criteria))
+    return list(criteria)
 
 
 def effective_state(task: Task, current: Attempt | None, now: datetime) -> str:
@@ -412,13 +446,18 @@ def effective_state(task: Task, current: Attempt | None, now: datetime) -> str:
     return task.state
 
 
+_PREREQUISITE_EDGES = table_of(TaskPrerequisite)
+_PREREQUISITES_OF = (
+    select(_PREREQUISITE_EDGES.c.prerequisite_id)
+    .where(_PREREQUISITE_EDGES.c.task_id == bindparam("task_id"))
+    .order_by(_PREREQUISITE_EDGES.c.prerequisite_id)
+)
+
+
 def task_view(uow: UnitOfWork, task: Task) -> TaskView:
     current = uow.session.get(Attempt, task.current_attempt_id) if task.current_attempt_id else None
-    prerequisites = uow.session.scalars(
-        select(TaskPrerequisite.prerequisite_id)
-        .where(TaskPrerequisite.task_id == task.id)
-        .order_by(TaskPrerequisite.prerequisite_id)
-    ).all()
+    uow.session.flush()  # a Core read: see this transaction's own edges
+    prerequisites = uow.session.scalars(_PREREQUISITES_OF, {"task_id": task.id}).all()
     return _view(task, current, prerequisites, current_criteria(uow, task), uow.now())
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Select, select
+from sqlalchemy import ColumnElement, Select, select
 
 from hub.errors import InvalidTransition, NotFound, PermissionDenied
 from hub.events.service import append_event
@@ -172,7 +172,7 @@ def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: str) -> list[TaskV
     return [task_view(uow, row) for row in rows]
 
 
-def not_reviewable_by(session_id: str) -> Select[str]:
+def not_reviewable_by(session_id: str | ColumnElement[str]) -> Select[str]:
     """Submissions a session contributed to, or already reviews: it may not claim
     (another of) their review tasks."""
     contributed = (
