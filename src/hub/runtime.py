@@ -152,8 +152,9 @@ class Runtime:
             DB_TRANSACTIONS.labels("read", outcome).observe(uow.duration_s)
 
     async def awrite(self, operation: Callable[[UnitOfWork], T]) -> T:
-        """`write` off the event loop. If the caller is cancelled the operation still
-        runs to its commit or rollback; only its answer is dropped."""
+        """`write` off the event loop. A caller cancelled before its operation starts
+        cancels it; once started, the operation runs to its commit or rollback and only
+        its answer is dropped."""
         if self._group_writer is not None:
             return cast(T, await asyncio.wrap_future(self._group_writer.submit(operation)))
         return await asyncio.get_running_loop().run_in_executor(

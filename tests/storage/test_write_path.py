@@ -162,3 +162,36 @@ def test_awrite_answers_once_other_connections_see_the_change(
             ) == 1
 
     asyncio.run(run())
+
+
+def test_failing_after_commit_work_neither_fails_the_write_nor_stops_the_writer(
+    runtime: Runtime, database: Database
+) -> None:
+    """After-commit work (event wakes, cache fills) runs once the data is durable; if it
+    fails, the write is still reported as done, and later writes still run."""
+    actor = operator(runtime)
+    project = runtime.write(lambda uow: projects.create_project(uow, actor, name="after"))
+
+    def broken_wake() -> None:
+        raise RuntimeError("the wake failed")
+
+    def add(alias: str, *, failing: bool) -> Callable[[UnitOfWork], str]:
+        def operation(uow: UnitOfWork) -> str:
+            projects.add_alias(uow, actor, project_id=project.id, alias=alias)
+            if failing:
+                uow.after_commit(broken_wake)
+            return alias
+
+        return operation
+
+    async def run() -> list[str]:
+        first = await runtime.awrite(add("broken-wake", failing=True))
+        second = await runtime.awrite(add("next", failing=False))
+        return [first, second]
+
+    assert asyncio.run(run()) == ["broken-wake", "next"]
+    assert runtime.write(add("sync", failing=True)) == "sync"
+    stored = {row["alias"] for row in fetch_all(
+        database, "SELECT alias FROM project_aliases WHERE project_id = :p", p=project.id
+    )}
+    assert stored == {"broken-wake", "next", "sync"}

@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from hub.storage.database import Database
+from hub.storage.unit_of_work import run_after_commit
 
 log = logging.getLogger("hub.storage")
 
@@ -82,7 +83,13 @@ class GroupCommitWriter:
                     stop = True
                     break
                 group.append(queued)
-            self._commit_group(group)
+            try:
+                self._commit_group(group)
+            except BaseException as exc:  # the writer thread must outlive any one group
+                log.exception("a write group failed outside its transaction")
+                for queued in group:
+                    if not queued.future.done():
+                        queued.future.set_exception(exc)
             if stop:
                 return
 
@@ -114,7 +121,6 @@ class GroupCommitWriter:
                 return
             finally:
                 connection.close()
-        for callback in deferred:
-            callback()
+        run_after_commit(deferred)
         for queued, result in done:
             queued.future.set_result(result)

@@ -8,6 +8,7 @@ operation is one transaction whatever modules it touches.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -21,6 +22,8 @@ from sqlalchemy.orm import Session
 from hub.clock import Clock
 from hub.settings import Settings
 from hub.storage.database import Database
+
+log = logging.getLogger("hub.storage")
 
 
 class UnitOfWork:
@@ -118,8 +121,7 @@ class UnitOfWork:
             if self._group is not None:
                 self._group[1].extend(self._after_commit)
                 return
-            for callback in self._after_commit:
-                callback()
+            run_after_commit(self._after_commit)
 
     def _release(self) -> None:
         if self._session is not None:
@@ -148,3 +150,13 @@ class UnitOfWork:
             callback(self)
         self.session.commit()
         self.committed = True
+
+
+def run_after_commit(callbacks: Sequence[Callable[[], None]]) -> None:
+    """Run after-commit work (wakes, cache fills). The data is committed whatever happens
+    here, so a failing callback is logged, never turned into the operation's failure."""
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:
+            log.exception("after-commit work failed")
