@@ -58,8 +58,12 @@ class Runtime:
             if self.database.is_sqlite
             else None
         )
-        self._writers = ThreadPoolExecutor(
-            max_workers=settings.database_pool_size, thread_name_prefix="hub-write"
+        self._writers = (
+            None
+            if self._group_writer is not None
+            else ThreadPoolExecutor(
+                max_workers=settings.database_pool_size, thread_name_prefix="hub-write"
+            )
         )
         self._readers = ThreadPoolExecutor(
             max_workers=settings.database_pool_size, thread_name_prefix="hub-read"
@@ -157,6 +161,7 @@ class Runtime:
         its answer is dropped."""
         if self._group_writer is not None:
             return cast(T, await asyncio.wrap_future(self._group_writer.submit(operation)))
+        assert self._writers is not None
         return await asyncio.get_running_loop().run_in_executor(
             self._writers, self.write, operation
         )
@@ -170,7 +175,8 @@ class Runtime:
         """Stop the worker threads (after the server using them has stopped)."""
         if self._group_writer is not None:
             self._group_writer.stop()
-        self._writers.shutdown(wait=True)
+        if self._writers is not None:
+            self._writers.shutdown(wait=True)
         self._readers.shutdown(wait=True)
 
     def close(self) -> None:
