@@ -58,6 +58,18 @@ def clean_revision(field: str, value: str) -> str:
     return value
 
 
+def clean_full_revision(field: str, value: str) -> str:
+    """A full git object name (40 hex for SHA-1, 64 for SHA-256): where a revision is
+    compared for identity (evidence, integrated results), a prefix could match another
+    commit, so abbreviations are refused."""
+    value = clean_revision(field, value)
+    if len(value) not in (40, 64):
+        raise ValidationFailed(
+            field, "must be a full commit id (40 or 64 hex characters), not an abbreviation"
+        )
+    return value
+
+
 def clean_branch(field: str, value: str) -> str:
     """A git branch name, by git's check-ref-format rules that matter in practice."""
     branch = value.strip()

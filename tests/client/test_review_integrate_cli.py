@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from tests.client.conftest import AgentCli, LoseResponses, ShiftedClock
 from tests.conftest import AgentSession, Principal
-from tests.support import work
+from tests.support import jobs, work
 from tests.support.client import Api
 from tests.support.workflow import deliver, sha
 
@@ -30,8 +30,22 @@ def integration_of(operator: Principal, integration: str) -> dict[str, object]:
     return found
 
 
+def evidence_of(server: str, integrator: AgentCli, result: str) -> str:
+    """A passing evidence record of `result`, made under the integrator's attempt."""
+    stored = integrator.stored()
+    recorded = jobs.record_evidence(
+        Api(server, stored["session"]["token"]),
+        {"id": stored["attempt"]["id"], "generation": stored["attempt"]["generation"]},
+        revision=result,
+        requiredChecks=["unit"],
+        checks=[{"name": "unit", "outcome": "PASS"}],
+    )
+    assert recorded["__typename"] == "EvidencePayload", recorded
+    return str(recorded["evidence"]["id"])
+
+
 def test_a_delivery_is_reviewed_integrated_and_validated_to_done(
-    operator: Principal, agent: Callable[..., AgentSession], cli_agent: CliAgent
+    operator: Principal, agent: Callable[..., AgentSession], cli_agent: CliAgent, server: str
 ) -> None:
     delivery = deliver(operator.api, agent().api)
     reviewer = cli_agent("reviewer")
@@ -74,8 +88,9 @@ def test_a_delivery_is_reviewed_integrated_and_validated_to_done(
     assert work.task(operator.api, delivery.task)["state"] == "AWAITING_INTEGRATION"
 
     validated = integrator.json(
-        "integrate", "validate", "--result", sha("c"), "--evidence", "ci run 7 on main"
-    )
+        "integrate", "validate", "--result", sha("c"),
+        "--evidence", evidence_of(server, integrator, sha("c")),
+    )  # fmt: skip
     assert validated["validation"]["passed"] is True
     assert validated["integration"]["state"] == "VALIDATED"
     assert validated["attempt"]["state"] == "COMPLETED"
@@ -117,7 +132,13 @@ def test_a_rejection_names_a_finding_and_returns_the_task_for_revision(
     assert [f["id"] for f in shown["findings"]] == [finding["id"]]
     assert shown["reviews"][0]["decision"] == "REJECT"
 
-    resolved = implementer.json(
+    proposed = implementer.json(
+        "review", "resolve", finding["id"], "--resolution", "tests added", "--evidence", sha("e")
+    )
+    # A BLOCKER on one's own work is only proposed as resolved; its author clears it.
+    assert proposed["finding"]["resolvedAt"] is None
+    assert proposed["finding"]["proposedResolution"] == "tests added"
+    resolved = reviewer.json(
         "review", "resolve", finding["id"], "--resolution", "tests added", "--evidence", sha("e")
     )
     assert resolved["finding"]["resolution"] == "tests added"
@@ -135,7 +156,7 @@ def test_an_agent_asks_for_a_human_review(
 
 
 def test_an_uncertain_publish_is_reconciled_then_validated(
-    operator: Principal, agent: Callable[..., AgentSession], cli_agent: CliAgent
+    operator: Principal, agent: Callable[..., AgentSession], cli_agent: CliAgent, server: str
 ) -> None:
     delivery = deliver(operator.api, agent().api, project=no_review_needed(operator))
     integrator = cli_agent("integrator")
@@ -156,7 +177,10 @@ def test_an_uncertain_publish_is_reconciled_then_validated(
     assert reconciled["integration"]["resultRevision"] == sha("9")
     assert reconciled["integration"]["reservationHeld"] is False
 
-    integrator.json("integrate", "validate", "--result", sha("9"), "--evidence", "smoke test")
+    integrator.json(
+        "integrate", "validate", "--result", sha("9"),
+        "--evidence", evidence_of(server, integrator, sha("9")),
+    )  # fmt: skip
     assert integration_of(operator, integration)["state"] == "VALIDATED"
     assert work.task(operator.api, delivery.task)["state"] == "DONE"
 
@@ -180,7 +204,7 @@ def test_past_the_local_deadline_only_safe_reports_and_reconciling_are_sent(
     )
     assert refused["error"]["code"] == "LOCAL_DEADLINE_PASSED"
     validate = integrator.json(
-        "integrate", "validate", "--result", sha("c"), "--evidence", "ci", exit_code=1
+        "integrate", "validate", "--result", sha("c"), "--evidence", "evd_x", exit_code=1
     )
     assert validate["error"]["code"] == "LOCAL_DEADLINE_PASSED"
     assert integration_of(operator, integration)["state"] == "IN_PROGRESS"  # nothing sent

@@ -207,10 +207,15 @@ def test_rejection_needs_a_new_submission_and_resolved_findings(operator, agent)
     blocked = claim_integration(agent().api, second.submission)
     assert blocked["__typename"] == "InvalidTransition", blocked  # no integration task yet
 
-    resolved = implementer.api.mutate(
-        "resolveFinding",
-        {"findingId": blocker, "resolution": "retries reuse the key", "evidence": [sha("e")]},
+    fix = {"findingId": blocker, "resolution": "retries reuse the key", "evidence": [sha("e")]}
+    proposed = implementer.api.mutate(
+        "resolveFinding", fix, "... on ResolveFindingPayload { finding { resolvedAt proposedBy } }"
     )
+    # The contributor only proposes: a BLOCKER is cleared by someone else.
+    assert proposed["finding"]["resolvedAt"] is None
+    assert proposed["finding"]["proposedBy"] == implementer.principal.id
+    assert work.task(operator.api, first.task)["state"] == "AWAITING_REVIEW"
+    resolved = critic.api.mutate("resolveFinding", fix)  # its author agrees
     assert resolved["__typename"] == "ResolveFindingPayload", resolved
     assert work.task(operator.api, first.task)["state"] == "AWAITING_INTEGRATION"
     assert claim_integration(agent().api, second.submission)["__typename"] == (
@@ -283,6 +288,7 @@ def test_uncertain_publish_keeps_the_target_reserved_across_projects(operator, a
             "remoteRevision": sha("9"),
             "published": True,
             "verifiedHow": "VERIFIED_BY_HOST",
+            "idempotencyKey": work.key(),
         },
         "... on IntegrationPayload { integration { state resultRevision reservationHeld } }",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tests.support import work
+from tests.support import jobs, work
 from tests.support.client import Api
 
 REVIEW_STATUS = (
@@ -130,6 +130,7 @@ def report(
     base: str | None = None,
     result: str | None = None,
     branch: str = "main",
+    **fields: Any,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
         "attemptId": claim["attempt"]["id"],
@@ -137,19 +138,40 @@ def report(
         "integrationId": claim["integration"]["id"],
         "outcome": outcome,
         "targetBranch": branch,
+        "idempotencyKey": work.key(),
+        **fields,
     }
     if base:
         data["baseRevision"] = base
     if result:
         data["resultRevision"] = result
     return integrator.mutate(
-        "recordIntegrationResult", data, f"... on IntegrationPayload {{ {INTEGRATION} }}"
+        "recordIntegrationResult", data, f"... on IntegrationPayload {{ replay {INTEGRATION} }}"
     )
 
 
+def evidence_of(integrator: Api, claim: dict[str, Any], result: str, passed: bool = True) -> str:
+    """Evidence, recorded by the integrator's attempt, of a check run on `result`."""
+    checks = [{"name": "unit", "outcome": "PASS" if passed else "FAIL", "reason": "" if passed
+               else "2 tests failed"}]
+    recorded = jobs.record_evidence(
+        integrator, claim["attempt"], revision=result, requiredChecks=["unit"], checks=checks
+    )
+    assert recorded["__typename"] == "EvidencePayload", recorded
+    return str(recorded["evidence"]["id"])
+
+
 def validate(
-    integrator: Api, claim: dict[str, Any], result: str, passed: bool = True
+    integrator: Api,
+    claim: dict[str, Any],
+    result: str,
+    passed: bool = True,
+    evidence_ids: list[str] | None = None,
+    **fields: Any,
 ) -> dict[str, Any]:
+    """Record the validation of `result`, citing evidence (recorded now unless given)."""
+    if evidence_ids is None:
+        evidence_ids = [evidence_of(integrator, claim, result, passed)]
     return integrator.mutate(
         "recordValidation",
         {
@@ -158,7 +180,10 @@ def validate(
             "integrationId": claim["integration"]["id"],
             "resultRevision": result,
             "passed": passed,
-            "evidence": ["ci run 42 on main"],
+            "evidenceIds": evidence_ids,
+            "idempotencyKey": work.key(),
+            **fields,
         },
-        f"... on RecordValidationPayload {{ validation {{ id passed }} {INTEGRATION} }}",
+        f"... on RecordValidationPayload {{ replay validation {{ id passed evidenceIds }}"
+        f" {INTEGRATION} }}",
     )

@@ -46,7 +46,7 @@ def test_changed_criteria_need_explicit_reconciliation(operator, agent) -> None:
     assert done["submission"]["criteriaRevision"] == 2
 
 
-def test_implementation_submission_records_the_criteria_revision_it_used(operator, agent) -> None:
+def test_changed_criteria_are_reconciled_before_code_is_delivered(operator, agent) -> None:
     project = work.create_project(operator.api)
     repository = work.add_repository(operator.api, project)
     task_id = work.new_task(operator.api, project, kind="IMPLEMENTATION")
@@ -69,11 +69,25 @@ def test_implementation_submission_records_the_criteria_revision_it_used(operato
     operator.api.mutate(
         "editTask", {"taskId": task_id, "expectedRevision": 1, "acceptanceCriteria": ["new"]}
     )
+    refused = work.submit(a.api, attempt, candidateRevision="b" * 40)
+    assert refused["__typename"] == "InvalidTransition", refused
+    assert "reconcileCriteria" in refused["message"]
+    assert work.task(operator.api, task_id)["state"] == "IN_PROGRESS"  # nothing moved
+
+    reconciled = a.api.mutate(
+        "reconcileCriteria",
+        {
+            "attemptId": attempt["id"],
+            "generation": attempt["generation"],
+            "criteriaRevision": 2,
+            "note": "the new criterion holds as well",
+        },
+    )
+    assert reconciled["__typename"] == "AttemptPayload", reconciled
     submitted = work.submit(a.api, attempt, candidateRevision="b" * 40)
     assert submitted["__typename"] == "AttemptPayload", submitted
-    assert submitted["submission"]["criteriaRevision"] == 1  # what the work was built against
+    assert submitted["submission"]["criteriaRevision"] == 2  # what the work was checked against
     assert submitted["task"]["state"] == "AWAITING_REVIEW"  # code is never done on submit
-    assert submitted["task"]["criteriaRevision"] == 2
 
 
 def _add_edge(api, task: str, prerequisite: str, **extra: str) -> dict:

@@ -54,6 +54,13 @@ class RegisterJobInput:
         default=None, description="Silence longer than this reads UNOBSERVED (default: "
         "three heartbeats)."
     )
+    reservation_ids: list[strawberry.ID] = strawberry.field(
+        default_factory=list,
+        description=(
+            "Reservations the job depends on: each must be held, live, by this attempt "
+            "now, or nothing is registered (Blocked names the ones that are not)."
+        ),
+    )
     idempotency_key: str | None = None
 
 
@@ -254,10 +261,11 @@ class JobsMutation:
             snapshot=input.snapshot,
             expected_deadline=input.expected_deadline,
             freshness_seconds=input.freshness_seconds,
+            reservation_ids=[str(r) for r in input.reservation_ids],
             idempotency_key=input.idempotency_key,
         )
         return await mutate(
-            info, lambda uow, actor: jobs.register_job(uow, actor, command), _job_payload
+            info, lambda uow, actor: resources.register_job(uow, actor, command), _job_payload
         )
 
     @strawberry.mutation(description="Report the producer's status (RUNNING, or EXITED).")

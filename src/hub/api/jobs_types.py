@@ -78,6 +78,9 @@ class Job:
     registered_by: strawberry.ID
     started_at: datetime | None
     finished_at: datetime | None
+    reservation_ids: list[strawberry.ID] = strawberry.field(
+        description="The reservations the job declared it depends on."
+    )
     freshness: Freshness
     stale_progress: bool = strawberry.field(
         description="Silent past the stale-progress threshold: a warning, nothing more."
@@ -111,6 +114,7 @@ class Job:
             registered_by=strawberry.ID(view.registered_by),
             started_at=view.started_at,
             finished_at=view.finished_at,
+            reservation_ids=[strawberry.ID(r) for r in view.reservation_ids],
             freshness=Freshness(view.freshness),
             stale_progress=view.stale_progress,
             past_deadline=view.past_deadline,

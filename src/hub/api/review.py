@@ -66,6 +66,15 @@ class Finding:
     resolution_evidence: list[str]
     resolved_by: strawberry.ID | None
     resolved_at: datetime | None
+    proposed_resolution: str | None = strawberry.field(
+        description=(
+            "A contributor's proposal for a BLOCKER or MAJOR finding: it stays unresolved "
+            "until its author, an operator or a later submission's reviewer clears it."
+        )
+    )
+    proposed_evidence: list[str]
+    proposed_by: strawberry.ID | None
+    proposed_at: datetime | None
     created_at: datetime
 
     @classmethod
@@ -84,6 +93,10 @@ class Finding:
             resolution_evidence=list(view.resolution_evidence),
             resolved_by=strawberry.ID(view.resolved_by) if view.resolved_by else None,
             resolved_at=view.resolved_at,
+            proposed_resolution=view.proposed_resolution,
+            proposed_evidence=list(view.proposed_evidence),
+            proposed_by=strawberry.ID(view.proposed_by) if view.proposed_by else None,
+            proposed_at=view.proposed_at,
             created_at=view.created_at,
         )
 
@@ -100,7 +113,10 @@ class Review:
     attempt_id: strawberry.ID | None
     decision: ReviewDecision
     summary: str
-    evidence: list[str]
+    evidence: list[str] = strawberry.field(description="What was inspected, in words.")
+    evidence_ids: list[strawberry.ID] = strawberry.field(
+        description="Evidence records of this project the reviewer inspected."
+    )
     policy_revision: int
     findings: list[Finding]
     created_at: datetime
@@ -119,10 +135,20 @@ class Review:
             decision=ReviewDecision(view.decision),
             summary=view.summary,
             evidence=list(view.evidence),
+            evidence_ids=[strawberry.ID(e) for e in view.evidence_ids],
             policy_revision=view.policy_revision,
             findings=[Finding.of(f) for f in view.findings],
             created_at=view.created_at,
         )
+
+
+@strawberry.type(description="An agent's request that a human review a submission.")
+class HumanReviewRequest:
+    id: strawberry.ID
+    submission_id: strawberry.ID
+    requested_by: strawberry.ID
+    context: str = strawberry.field(description="What the requester wants the human to look at.")
+    created_at: datetime
 
 
 @strawberry.type(description="Where a submission stands against the policy pinned to it.")
@@ -138,6 +164,7 @@ class ReviewStatus:
     rejected: bool
     unresolved_required_findings: list[strawberry.ID]
     human_review_requested: bool
+    human_review_requests: list[HumanReviewRequest]
     approved: bool
     ready_for_integration: bool
     waiting_reason: str | None
@@ -158,6 +185,16 @@ class ReviewStatus:
                 strawberry.ID(f) for f in view.unresolved_required_findings
             ],
             human_review_requested=view.human_review_requested,
+            human_review_requests=[
+                HumanReviewRequest(
+                    id=strawberry.ID(r.id),
+                    submission_id=strawberry.ID(r.submission_id),
+                    requested_by=strawberry.ID(r.requested_by),
+                    context=r.context,
+                    created_at=r.created_at,
+                )
+                for r in view.human_review_requests
+            ],
             approved=view.approved,
             ready_for_integration=view.ready_for_integration,
             waiting_reason=view.waiting_reason,
@@ -193,6 +230,9 @@ class IntegrationReport:
     verified_how: Verification
     note: str
     reported_by: strawberry.ID
+    attempt_id: strawberry.ID | None = strawberry.field(
+        description="The attempt that reported (none for reconciliations and releases)."
+    )
     created_at: datetime
 
 
@@ -202,7 +242,9 @@ class Validation:
     integration_id: strawberry.ID
     result_revision: str
     passed: bool
-    evidence: list[str]
+    evidence_ids: list[strawberry.ID] = strawberry.field(
+        description="The evidence records the validation cites."
+    )
     summary: str
     reported_by: strawberry.ID
     created_at: datetime
@@ -214,7 +256,7 @@ class Validation:
             integration_id=strawberry.ID(view.integration_id),
             result_revision=view.result_revision,
             passed=view.passed,
-            evidence=list(view.evidence),
+            evidence_ids=[strawberry.ID(e) for e in view.evidence],
             summary=view.summary,
             reported_by=strawberry.ID(view.reported_by),
             created_at=view.created_at,
@@ -228,7 +270,10 @@ class Integration:
     submission_id: strawberry.ID
     task_id: strawberry.ID
     integration_task_id: strawberry.ID
-    attempt_id: strawberry.ID
+    attempt_id: strawberry.ID = strawberry.field(
+        description="The attempt that holds it (or last held it): whoever holds the "
+        "integration task inherits it."
+    )
     repository_id: strawberry.ID
     binding: str
     target_branch: str
@@ -255,6 +300,7 @@ class Integration:
                 verified_how=Verification(v.verified_how),
                 note=v.note,
                 reported_by=strawberry.ID(v.reported_by),
+                attempt_id=strawberry.ID(v.attempt_id) if v.attempt_id else None,
                 created_at=v.created_at,
             )
             for v in views
@@ -308,7 +354,11 @@ class SubmitReviewInput:
     summary: str
     findings: list[FindingInput] = strawberry.field(default_factory=list)
     evidence: list[str] = strawberry.field(
-        default_factory=list, description="What you inspected: evidence ids, checks, logs."
+        default_factory=list, description="What you inspected, in words: checks, logs, files."
+    )
+    evidence_ids: list[strawberry.ID] = strawberry.field(
+        default_factory=list,
+        description="Evidence records (of this project) you inspected; each must exist.",
     )
     idempotency_key: str | None = None
 
@@ -320,6 +370,7 @@ class RecordHumanReviewInput:
     summary: str
     findings: list[FindingInput] = strawberry.field(default_factory=list)
     evidence: list[str] = strawberry.field(default_factory=list)
+    evidence_ids: list[strawberry.ID] = strawberry.field(default_factory=list)
 
 
 @strawberry.input
@@ -358,6 +409,12 @@ class RecordIntegrationResultInput:
     result_revision: str | None = None
     verified_how: Verification = Verification.CLIENT_REPORTED
     note: str = ""
+    reservation_ids: list[strawberry.ID] = strawberry.field(
+        default_factory=list,
+        description="Reservations the publish depends on: each must be held, live, by "
+        "this attempt now.",
+    )
+    idempotency_key: str | None = None
 
 
 @strawberry.input
@@ -367,6 +424,13 @@ class ReconcileIntegrationInput:
     published: bool = strawberry.field(description="Did the candidate land on the target?")
     verified_how: Verification = Verification.CLIENT_REPORTED
     note: str = ""
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class ReleaseIntegrationInput:
+    integration_id: strawberry.ID
+    reason: str
 
 
 @strawberry.input
@@ -374,10 +438,23 @@ class RecordValidationInput:
     attempt_id: strawberry.ID
     generation: int
     integration_id: strawberry.ID
-    result_revision: str
+    result_revision: str = strawberry.field(description="The integrated result (a full id).")
     passed: bool
-    evidence: list[str]
+    evidence_ids: list[strawberry.ID] = strawberry.field(
+        description=(
+            "Evidence records of this project. A pass must cite at least one, and every one "
+            "cited must be a pass that applies exactly to the integrated result."
+        )
+    )
     summary: str = ""
+    reservation_ids: list[strawberry.ID] = strawberry.field(default_factory=list)
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class RepinSubmissionPolicyInput:
+    submission_id: strawberry.ID
+    reason: str
 
 
 @strawberry.type
@@ -407,12 +484,19 @@ class ClaimIntegrationPayload:
     attempt: Attempt
     lease: Lease
     replay: bool
+    inherited: bool = strawberry.field(
+        description=(
+            "Taken over from an earlier attempt that left it unfinished: read its reports "
+            "(what was and was not published) before acting."
+        )
+    )
     server_time: datetime
 
 
 @strawberry.type
 class IntegrationPayload:
     integration: Integration
+    replay: bool
     server_time: datetime
 
 
@@ -420,6 +504,7 @@ class IntegrationPayload:
 class RecordValidationPayload:
     validation: Validation
     integration: Integration
+    replay: bool
     server_time: datetime
 
 
@@ -445,6 +530,12 @@ ReconcileIntegrationResult = Annotated[
 RecordValidationResult = Annotated[
     RecordValidationPayload | AnyProblem, strawberry.union("RecordValidationResult")
 ]
+ReleaseIntegrationResult = Annotated[
+    IntegrationPayload | AnyProblem, strawberry.union("ReleaseIntegrationResult")
+]
+RepinSubmissionPolicyResult = Annotated[
+    ReviewStatusPayload | AnyProblem, strawberry.union("RepinSubmissionPolicyResult")
+]
 
 
 def _decision(input: SubmitReviewInput | RecordHumanReviewInput) -> review.ReviewDecision:
@@ -459,6 +550,7 @@ def _decision(input: SubmitReviewInput | RecordHumanReviewInput) -> review.Revie
             for f in input.findings
         ],
         evidence=list(input.evidence),
+        evidence_ids=[str(e) for e in input.evidence_ids],
     )
 
 
@@ -613,6 +705,7 @@ class ReviewMutation:
                 attempt=Attempt.of(made.claim.attempt),
                 lease=Lease.of(made.claim.attempt.lease),
                 replay=made.claim.replay,
+                inherited=made.inherited,
                 server_time=now,
             )
 
@@ -634,11 +727,13 @@ class ReviewMutation:
             result_revision=input.result_revision,
             verified_how=input.verified_how.value,
             note=input.note,
+            reservation_ids=[str(r) for r in input.reservation_ids],
+            idempotency_key=input.idempotency_key,
         )
         return await mutate(
             info,
             lambda uow, actor: integration.record_integration_result(uow, actor, command),
-            lambda view, now: IntegrationPayload(integration=Integration.of(view), server_time=now),
+            _integration_payload,
         )
 
     @strawberry.mutation(description="Record what the remote holds after an uncertain publish.")
@@ -655,36 +750,77 @@ class ReviewMutation:
                 published=input.published,
                 verified_how=input.verified_how.value,
                 note=input.note,
+                idempotency_key=input.idempotency_key,
             ),
-            lambda view, now: IntegrationPayload(integration=Integration.of(view), server_time=now),
+            _integration_payload,
+        )
+
+    @strawberry.mutation(
+        description=(
+            "Operators: free a target reserved by an integration whose attempt is gone, "
+            "saying why. An uncertain publish is reconciled instead."
+        )
+    )
+    async def release_integration(
+        self, info: Info[HubContext, Any], input: ReleaseIntegrationInput
+    ) -> ReleaseIntegrationResult:
+        return await mutate(
+            info,
+            lambda uow, actor: integration.IntegrationResult(
+                integration.release_integration(
+                    uow, actor, integration_id=str(input.integration_id), reason=input.reason
+                )
+            ),
+            _integration_payload,
         )
 
     @strawberry.mutation(description="Validation of the integrated result; completes the task.")
     async def record_validation(
         self, info: Info[HubContext, Any], input: RecordValidationInput
     ) -> RecordValidationResult:
-        def run(
-            uow: UnitOfWork, actor: Actor
-        ) -> tuple[integration.ValidationView, integration.IntegrationView]:
-            made = integration.record_validation(
-                uow,
-                actor,
-                attempt_id=str(input.attempt_id),
-                generation=input.generation,
-                integration_id=str(input.integration_id),
-                result_revision=input.result_revision,
-                passed=input.passed,
-                evidence=list(input.evidence),
-                summary=input.summary,
-            )
-            return made, integration.get_integration(uow, made.integration_id)
-
+        command = integration.ValidationRequest(
+            attempt_id=str(input.attempt_id),
+            generation=input.generation,
+            integration_id=str(input.integration_id),
+            result_revision=input.result_revision,
+            passed=input.passed,
+            evidence_ids=[str(e) for e in input.evidence_ids],
+            summary=input.summary,
+            reservation_ids=[str(r) for r in input.reservation_ids],
+            idempotency_key=input.idempotency_key,
+        )
         return await mutate(
             info,
-            run,
+            lambda uow, actor: integration.record_validation(uow, actor, command),
             lambda made, now: RecordValidationPayload(
-                validation=Validation.of(made[0]),
-                integration=Integration.of(made[1]),
+                validation=Validation.of(made.validation),
+                integration=Integration.of(made.integration),
+                replay=made.replay,
                 server_time=now,
             ),
         )
+
+    @strawberry.mutation(
+        description=(
+            "Operators: move a submission waiting for review onto the project's current "
+            "policy revision, saying why."
+        )
+    )
+    async def repin_submission_policy(
+        self, info: Info[HubContext, Any], input: RepinSubmissionPolicyInput
+    ) -> RepinSubmissionPolicyResult:
+        return await mutate(
+            info,
+            lambda uow, actor: review.repin_submission_policy(
+                uow, actor, submission_id=str(input.submission_id), reason=input.reason
+            ),
+            lambda status, now: ReviewStatusPayload(
+                status=ReviewStatus.of(status), server_time=now
+            ),
+        )
+
+
+def _integration_payload(made: integration.IntegrationResult, now: datetime) -> IntegrationPayload:
+    return IntegrationPayload(
+        integration=Integration.of(made.integration), replay=made.replay, server_time=now
+    )

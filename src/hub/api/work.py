@@ -64,9 +64,20 @@ class EditTaskInput:
     outcome: str | None = None
     priority: int | None = None
     acceptance_criteria: list[str] | None = strawberry.field(
-        default=None, description="Changing them creates a new criteria revision."
+        default=None,
+        description=(
+            "Changing them creates a new criteria revision. Refused while a submission of "
+            "the task is in review or integration."
+        ),
     )
     required: bool | None = None
+    reason: str | None = strawberry.field(
+        default=None,
+        description=(
+            "Why; required (from an operator) to drop a closed child from its parent's "
+            "requirements."
+        ),
+    )
 
 
 @strawberry.input
@@ -133,6 +144,12 @@ class ReleaseTaskInput:
 
 
 @strawberry.input
+class RevokeAttemptInput:
+    attempt_id: strawberry.ID
+    reason: str
+
+
+@strawberry.input
 class RenewLeaseInput:
     attempt_id: strawberry.ID
     generation: int
@@ -169,6 +186,7 @@ class RelinquishAttemptInput:
     attempt_id: strawberry.ID
     generation: int
     reason: str
+    idempotency_key: str | None = None
 
 
 @strawberry.input
@@ -307,6 +325,7 @@ LinkTasksResult = Annotated[TaskPayload | AnyProblem, strawberry.union("LinkTask
 CloseTaskResult = Annotated[TaskPayload | AnyProblem, strawberry.union("CloseTaskResult")]
 ReopenTaskResult = Annotated[TaskPayload | AnyProblem, strawberry.union("ReopenTaskResult")]
 ReleaseTaskResult = Annotated[TaskPayload | AnyProblem, strawberry.union("ReleaseTaskResult")]
+RevokeAttemptResult = Annotated[TaskPayload | AnyProblem, strawberry.union("RevokeAttemptResult")]
 ClaimTaskResult = Annotated[ClaimPayload | AnyProblem, strawberry.union("ClaimTaskResult")]
 ClaimRecoveryResult = Annotated[
     ClaimRecoveryPayload | AnyProblem, strawberry.union("ClaimRecoveryResult")
@@ -480,6 +499,7 @@ class WorkMutation:
             priority=input.priority,
             acceptance_criteria=input.acceptance_criteria,
             required=input.required,
+            reason=input.reason,
         )
         return await mutate(
             info, lambda uow, actor: work.edit_task(uow, actor, command), _task_payload
@@ -618,6 +638,23 @@ class WorkMutation:
             _task_payload,
         )
 
+    @strawberry.mutation(
+        description=(
+            "Operators: end a live lease now. The attempt's generation is fenced and the "
+            "task becomes a recovery candidate, released for a recovery claim."
+        )
+    )
+    async def revoke_attempt(
+        self, info: Info[HubContext, Any], input: RevokeAttemptInput
+    ) -> RevokeAttemptResult:
+        return await mutate(
+            info,
+            lambda uow, actor: work.revoke_attempt(
+                uow, actor, attempt_id=str(input.attempt_id), reason=input.reason
+            ),
+            _task_payload,
+        )
+
     @strawberry.mutation
     async def renew_lease(
         self, info: Info[HubContext, Any], input: RenewLeaseInput
@@ -684,6 +721,7 @@ class WorkMutation:
                 attempt_id=str(input.attempt_id),
                 generation=input.generation,
                 reason=input.reason,
+                idempotency_key=input.idempotency_key,
             ),
             _attempt_payload,
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -14,10 +14,14 @@ from hub.api.context import HubContext
 from hub.api.jobs_types import Job
 from hub.api.operations import read
 from hub.api.resources_types import Reservation
+from hub.integration import service as integration_service
 from hub.jobs import service as jobs_service
 from hub.resources import service as resources_service
 from hub.work import service as work
 from hub.work import views
+
+if TYPE_CHECKING:
+    from hub.api.review import Integration
 
 
 @strawberry.enum
@@ -136,8 +140,28 @@ class Attempt:
     generation: int
     state: AttemptState
     is_current: bool
-    lease_expired: bool = strawberry.field(description="Judged at read time (now >= expiresAt).")
-    expires_at: datetime
+    lease_expired: bool = strawberry.field(
+        description=(
+            "Judged at read time: coordinator time has reached expiresAt (equality is "
+            "expired). Ending an attempt ends its lease, so this is true for every ended "
+            "attempt."
+        )
+    )
+    holds_authority: bool = strawberry.field(
+        description=(
+            "Judged at read time: the task's live, current attempt at its current "
+            "generation, whose session may make ownership-dependent changes now."
+        )
+    )
+    stale_progress: bool = strawberry.field(
+        description=(
+            "Judged at read time: live, but no checkpoint or heartbeat from the agent for "
+            "the stale-progress threshold. A warning only: it changes nothing."
+        )
+    )
+    expires_at: datetime = strawberry.field(
+        description="When the lease ends (for an ended attempt: when it ended, at the latest)."
+    )
     lease_seconds: int
     heartbeat_seconds: int
     criteria_revision: int
@@ -149,6 +173,11 @@ class Attempt:
     last_progress_at: datetime
     ended_at: datetime | None
     end_reason: str | None
+    revoked_at: datetime | None = strawberry.field(
+        description="An operator ended this lease early (revokeAttempt)."
+    )
+    revoked_by: strawberry.ID | None
+    revoke_reason: str | None
     lease: Lease
 
     @classmethod
@@ -165,6 +194,8 @@ class Attempt:
             state=AttemptState(view.state),
             is_current=view.is_current,
             lease_expired=view.lease_expired,
+            holds_authority=view.holds_authority,
+            stale_progress=view.stale_progress,
             expires_at=view.expires_at,
             lease_seconds=view.lease_seconds,
             heartbeat_seconds=view.heartbeat_seconds,
@@ -179,6 +210,9 @@ class Attempt:
             last_progress_at=view.last_progress_at,
             ended_at=view.ended_at,
             end_reason=view.end_reason,
+            revoked_at=view.revoked_at,
+            revoked_by=strawberry.ID(view.revoked_by) if view.revoked_by else None,
+            revoke_reason=view.revoke_reason,
             lease=Lease.of(view.lease),
         )
 
@@ -399,6 +433,24 @@ class RecoveryPacket:
         task_id = str(self.task.id)
         found = await read(info, lambda uow, _: resources_service.task_holds(uow, task_id))
         return [Reservation.of(view) for view in found]
+
+    @strawberry.field(
+        description=(
+            "Integrations carried out under this task (or of its submissions), with their "
+            "reports: what was published and what is not known yet. An unfinished one is "
+            "inherited by whoever holds the task next."
+        )
+    )
+    async def integrations(
+        self, info: Info[HubContext, Any]
+    ) -> list[Annotated[Integration, strawberry.lazy("hub.api.review")]]:
+        from hub.api.review import Integration as IntegrationType  # a cycle at import time
+
+        task_id = str(self.task.id)
+        found = await read(
+            info, lambda uow, _: integration_service.integrations_of(uow, task_id)
+        )
+        return [IntegrationType.of(view) for view in found]
 
     @classmethod
     def of(cls, packet: views.RecoveryPacket) -> RecoveryPacket:

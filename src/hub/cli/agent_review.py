@@ -236,7 +236,9 @@ def resolve(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Record how a finding was resolved, with evidence (resolveFinding)."""
+    """Record how a finding was resolved, with evidence. On your own work a BLOCKER or
+    MAJOR finding is only proposed as resolved, until its author, an operator or the
+    reviewer of a later submission clears it."""
     with reporting(as_json):
         resolved = open_client(state).resolve_finding(
             finding_id, resolution=resolution, evidence=evidence
@@ -245,10 +247,17 @@ def resolve(
             print_json({"ok": True, **resolved.raw})
         else:
             item = resolved.finding
-            console.print(
-                f"finding {item.id} ({item.severity}: {escape(item.title)}) resolved: "
-                f"{escape(item.resolution or '')}"
-            )
+            if item.resolved_at is None:
+                console.print(
+                    f"finding {item.id} ({item.severity}: {escape(item.title)}): resolution "
+                    "proposed; a BLOCKER or MAJOR finding on your own work is cleared by its "
+                    "author, an operator or the reviewer of a later submission"
+                )
+            else:
+                console.print(
+                    f"finding {item.id} ({item.severity}: {escape(item.title)}) resolved: "
+                    f"{escape(item.resolution or '')}"
+                )
 
 
 # --- integrate ---------------------------------------------------------------------------
@@ -407,7 +416,12 @@ def validate(
     result: Annotated[str, typer.Option(help="The integrated result revision validated.")],
     evidence: Annotated[
         list[str],
-        typer.Option("--evidence", "-e", help="The checks run on it (repeatable)."),
+        typer.Option(
+            "--evidence",
+            "-e",
+            help="An evidence record (its id) of checks run on the integrated result; a pass "
+            "cites at least one, each a pass for exactly that revision (repeatable).",
+        ),
     ],
     failed: Annotated[
         bool, typer.Option("--failed", help="The validation failed: the task goes back.")
@@ -420,7 +434,7 @@ def validate(
     the implementation task."""
     with reporting(as_json):
         done = open_client(state).integrate_validate(
-            result_revision=result, evidence=evidence, passed=not failed, summary=summary
+            result_revision=result, evidence_ids=evidence, passed=not failed, summary=summary
         )
         _render_integration(done, "validation failed" if failed else "validated", as_json)
 

@@ -349,9 +349,15 @@ class AgentClient:
         attempt = _require_attempt(state)
         if attempt.state != "ACTIVE" or not attempt.is_current:
             raise _not_active(attempt)
+        arguments = {"attemptId": attempt.id, "generation": attempt.generation, "reason": reason}
         with self.api(server, session.token) as api:
-            return self._unkeyed(
-                lambda: api.relinquish_attempt(attempt.id, attempt.generation, reason=reason)
+            return self._keyed(
+                "relinquishAttempt",
+                arguments,
+                False,
+                lambda key: api.relinquish_attempt(
+                    attempt.id, attempt.generation, reason=reason, idempotency_key=key
+                ),
             )
 
     # --- review ----------------------------------------------------------------------
@@ -421,30 +427,21 @@ class AgentClient:
         self._check_authority(state, attempt, "submitReview", arguments)
         # A review is a submission: keyed like the others, and the key is reused after an
         # uncertain answer, so a retry replays the recorded review instead of a second one.
-        key = self._reserve_key("submitReview", arguments, False)
-        try:
-            recorded = self._under_attempt(
-                state,
-                "submitReview",
-                f"rerun the same command: it reuses idempotency key {key}",
-                lambda api: api.submit_review(
-                    attempt.id,
-                    attempt.generation,
-                    submission_id=subject,
-                    decision=decision,
-                    summary=summary,
-                    findings=findings,
-                    evidence=evidence,
-                    idempotency_key=key,
-                ),
-            )
-        except ProblemError:
-            with self.state_file.update() as fresh:
-                _settle(fresh, "submitReview", key)
-            raise
-        with self.state_file.update() as fresh:
-            _settle(fresh, "submitReview", key)
-        return recorded
+        return self._under_attempt(
+            state,
+            "submitReview",
+            arguments,
+            lambda api, key: api.submit_review(
+                attempt.id,
+                attempt.generation,
+                submission_id=subject,
+                decision=decision,
+                summary=summary,
+                findings=findings,
+                evidence=evidence,
+                idempotency_key=key,
+            ),
+        )
 
     def request_human_review(self, submission_id: str, *, context: str) -> ReviewStatusReported:
         """Ask for a human decision. Safe to repeat: a repeat adds the request again."""
@@ -519,11 +516,21 @@ class AgentClient:
                 raise _not_active(attempt)
         else:
             self._check_authority(state, attempt, None, {})
+        arguments = {
+            "attemptId": attempt.id,
+            "integrationId": integration_id,
+            "outcome": outcome,
+            "targetBranch": branch,
+            "baseRevision": base_revision,
+            "resultRevision": result_revision,
+            "verifiedHow": verified_how,
+            "note": note,
+        }
         return self._under_attempt(
             state,
             "recordIntegrationResult",
-            "`hub agent integrate show` lists the reports recorded",
-            lambda api: api.record_integration_result(
+            arguments,
+            lambda api, key: api.record_integration_result(
                 attempt.id,
                 attempt.generation,
                 integration_id=integration_id,
@@ -533,29 +540,45 @@ class AgentClient:
                 result_revision=result_revision,
                 verified_how=verified_how,
                 note=note,
+                idempotency_key=key,
             ),
         )
 
     def integrate_validate(
-        self, *, result_revision: str, evidence: Sequence[str], passed: bool, summary: str = ""
+        self,
+        *,
+        result_revision: str,
+        evidence_ids: Sequence[str],
+        passed: bool,
+        summary: str = "",
     ) -> Recorded[IntegrationReported]:
-        """Attach the validation of the integrated result; a pass completes the task."""
+        """Attach the validation of the integrated result, citing evidence records of it;
+        a pass completes the task."""
         state = self.state_file.read()
         attempt = _require_attempt(state)
         integration_id = _require_integration(attempt)
-        self._check_authority(state, attempt, None, {})
+        arguments = {
+            "attemptId": attempt.id,
+            "integrationId": integration_id,
+            "resultRevision": result_revision,
+            "passed": passed,
+            "evidenceIds": list(evidence_ids),
+            "summary": summary,
+        }
+        self._check_authority(state, attempt, "recordValidation", arguments)
         return self._under_attempt(
             state,
             "recordValidation",
-            "`hub agent integrate show` lists the validations recorded",
-            lambda api: api.record_validation(
+            arguments,
+            lambda api, key: api.record_validation(
                 attempt.id,
                 attempt.generation,
                 integration_id=integration_id,
                 result_revision=result_revision,
                 passed=passed,
-                evidence=evidence,
+                evidence_ids=evidence_ids,
                 summary=summary,
+                idempotency_key=key,
             ),
         )
 
@@ -578,13 +601,26 @@ class AgentClient:
         if integration_id is None:
             integration_id = _require_integration(_require_attempt(state))
         chosen = integration_id
+        arguments = {
+            "integrationId": chosen,
+            "remoteRevision": remote_revision,
+            "published": published,
+            "verifiedHow": verified_how,
+            "note": note,
+        }
+        key = self._reserve_key("reconcileIntegration", arguments, False)
         with self.api(server, session.token) as api:
-            answer = api.reconcile_integration(
-                chosen,
-                remote_revision=remote_revision,
-                published=published,
-                verified_how=verified_how,
-                note=note,
+            answer = self._settled(
+                "reconcileIntegration",
+                key,
+                lambda: api.reconcile_integration(
+                    chosen,
+                    remote_revision=remote_revision,
+                    published=published,
+                    verified_how=verified_how,
+                    note=note,
+                    idempotency_key=key,
+                ),
             )
             held = state.attempt
             record = (
@@ -686,30 +722,42 @@ class AgentClient:
         self,
         state: AgentState,
         operation: str,
-        how_to_check: str,
-        send: Callable[[HubApi], T],
+        arguments: dict[str, Any],
+        send: Callable[[HubApi, str], T],
     ) -> Recorded[T]:
-        """Send a change the API takes without an idempotency key, made under the current
-        attempt; then re-read the attempt, which the change may have ended."""
+        """Send a keyed change made under the current attempt; then re-read the attempt,
+        which the change may have ended."""
         server, session = _require_session(state)
         attempt = _require_attempt(state)
+        key = self._reserve_key(operation, arguments, False)
         with self.api(server, session.token) as api:
             try:
-                answer = send(api)
+                answer = self._settled(operation, key, lambda: send(api, key))
             except ProblemError as problem:
                 with self.state_file.update() as fresh:
                     self._note_lost_authority(fresh, problem, attempt.id)
                 raise
-            except TransportFailure as failure:
-                if not failure.uncertain:
-                    raise
-                raise TransportFailure(
-                    f"{failure.message}. The {operation} may have been applied and carries no "
-                    f"idempotency key: learn its outcome first ({how_to_check}), then run it "
-                    "again only if it is missing",
-                    uncertain=True,
-                ) from failure
             return Recorded(answer, self._reread_attempt(api, attempt.id))
+
+    def _settled(self, operation: str, key: str, send: Callable[[], T]) -> T:
+        """Send a keyed request; a definite answer (success or problem) settles its key,
+        an uncertain transport failure leaves it pending for the retry to reuse."""
+        try:
+            answer = send()
+        except ProblemError:
+            with self.state_file.update() as fresh:
+                _settle(fresh, operation, key)
+            raise
+        except TransportFailure as failure:
+            raise TransportFailure(
+                f"{failure.message}. The {operation} "
+                f"{'may have been applied' if failure.uncertain else 'was not sent'}: run the "
+                f"same command again to resolve it; it reuses idempotency key {key}",
+                uncertain=failure.uncertain,
+            ) from failure
+        with self.state_file.update() as fresh:
+            _settle(fresh, operation, key)
+        return answer
 
     def _reread_attempt(self, api: HubApi, attempt_id: str) -> AttemptRecord | None:
         """The attempt as the server holds it now, kept in the state file.

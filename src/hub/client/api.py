@@ -75,7 +75,8 @@ _SUBMISSION_FIELDS = (
 )
 _FINDING_FIELDS = (
     "id reviewId submissionId taskId severity title detail remedy required resolution"
-    " resolutionEvidence resolvedBy resolvedAt createdAt"
+    " resolutionEvidence resolvedBy resolvedAt proposedResolution proposedBy proposedAt"
+    " createdAt"
 )
 _REVIEW_FIELDS = (
     "id submissionId taskId candidateRevision reviewerKind principalId sessionId attemptId"
@@ -91,7 +92,7 @@ _INTEGRATION_FIELDS = (
     " targetBranch candidateRevision policyRevision expectedBaseRevision resultRevision state"
     " reservationHeld createdAt updatedAt"
     " reports { id outcome baseRevision resultRevision verifiedHow note reportedBy createdAt }"
-    " validations { id integrationId resultRevision passed evidence summary reportedBy createdAt }"
+    " validations { id integrationId resultRevision passed evidenceIds summary reportedBy createdAt }"
 )
 _INTEGRATION_PAYLOAD = f"integration {{ {_INTEGRATION_FIELDS} }} serverTime"
 
@@ -424,10 +425,17 @@ class HubApi:
         )
 
     @_readable
-    def relinquish_attempt(self, attempt_id: str, generation: int, *, reason: str) -> AttemptResult:
+    def relinquish_attempt(
+        self, attempt_id: str, generation: int, *, reason: str, idempotency_key: str | None = None
+    ) -> AttemptResult:
         return self._attempt_mutation(
             "relinquishAttempt",
-            {"attemptId": attempt_id, "generation": generation, "reason": reason},
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "reason": reason,
+                "idempotencyKey": idempotency_key,
+            },
         )
 
     # --- review and integration -------------------------------------------------------
@@ -526,6 +534,7 @@ class HubApi:
         result_revision: str | None = None,
         verified_how: str = "CLIENT_REPORTED",
         note: str = "",
+        idempotency_key: str | None = None,
     ) -> IntegrationReported:
         data, _ = self.mutate(
             "recordIntegrationResult",
@@ -539,6 +548,7 @@ class HubApi:
                 "resultRevision": result_revision,
                 "verifiedHow": verified_how,
                 "note": note,
+                "idempotencyKey": idempotency_key,
             },
             "IntegrationPayload",
             _INTEGRATION_PAYLOAD,
@@ -554,6 +564,7 @@ class HubApi:
         published: bool,
         verified_how: str = "CLIENT_REPORTED",
         note: str = "",
+        idempotency_key: str | None = None,
     ) -> IntegrationReported:
         data, _ = self.mutate(
             "reconcileIntegration",
@@ -563,6 +574,7 @@ class HubApi:
                 "published": published,
                 "verifiedHow": verified_how,
                 "note": note,
+                "idempotencyKey": idempotency_key,
             },
             "IntegrationPayload",
             _INTEGRATION_PAYLOAD,
@@ -578,8 +590,9 @@ class HubApi:
         integration_id: str,
         result_revision: str,
         passed: bool,
-        evidence: Sequence[str],
+        evidence_ids: Sequence[str],
         summary: str = "",
+        idempotency_key: str | None = None,
     ) -> IntegrationReported:
         data, _ = self.mutate(
             "recordValidation",
@@ -589,11 +602,12 @@ class HubApi:
                 "integrationId": integration_id,
                 "resultRevision": result_revision,
                 "passed": passed,
-                "evidence": list(evidence),
+                "evidenceIds": list(evidence_ids),
                 "summary": summary,
+                "idempotencyKey": idempotency_key,
             },
             "RecordValidationPayload",
-            "validation { id integrationId resultRevision passed evidence summary reportedBy"
+            "validation { id integrationId resultRevision passed evidenceIds summary reportedBy"
             f" createdAt }} {_INTEGRATION_PAYLOAD}",
         )
         return _integration_reported(data)

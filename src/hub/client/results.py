@@ -236,6 +236,8 @@ class Finding:
     required: bool
     resolution: str | None
     resolved_at: datetime | None
+    # A contributor's proposal, waiting for the author, an operator or a later reviewer.
+    proposed_resolution: str | None
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Finding:
@@ -249,6 +251,7 @@ class Finding:
             required=bool(data["required"]),
             resolution=data.get("resolution"),
             resolved_at=optional_time_of(data.get("resolvedAt")),
+            proposed_resolution=data.get("proposedResolution"),
         )
 
 
@@ -376,7 +379,7 @@ class Validation:
             id=str(data["id"]),
             result_revision=str(data["resultRevision"]),
             passed=bool(data["passed"]),
-            evidence=[str(e) for e in data["evidence"]],
+            evidence=[str(e) for e in data["evidenceIds"]],
         )
 
 

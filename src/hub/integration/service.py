@@ -10,29 +10,34 @@ published result completes the implementation task: a branch-only result never d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from sqlalchemy import select
 
 from hub.errors import Conflict, InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
+from hub.idempotency import service as idempotency
 from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
-from hub.inputs import clean_branch, clean_list, clean_revision, clean_text
+from hub.inputs import clean_branch, clean_full_revision, clean_list, clean_revision, clean_text
 from hub.integration.errors import TargetReserved
 from hub.integration.tables import (
     OUTCOMES,
+    UNFINISHED_STATES,
     VERIFICATIONS,
     Integration,
     IntegrationReport,
     IntegrationReservation,
     Validation,
 )
+from hub.jobs import service as jobs
 from hub.projects import service as projects
+from hub.resources import service as resources
 from hub.review import service as review
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
+from hub.work.errors import TaskOwned
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,7 @@ class IntegrationView:
     submission_id: str
     task_id: str
     integration_task_id: str
-    attempt_id: str
+    attempt_id: str  # the attempt that holds (or last held) it
     repository_id: str
     binding: str
     target_branch: str
@@ -66,6 +71,7 @@ class ReportView:
     verified_how: str
     note: str
     reported_by: str
+    attempt_id: str | None
     created_at: datetime
 
 
@@ -75,7 +81,7 @@ class ValidationView:
     integration_id: str
     result_revision: str
     passed: bool
-    evidence: tuple[str, ...]
+    evidence: tuple[str, ...]  # evidence ids
     summary: str
     reported_by: str
     created_at: datetime
@@ -93,6 +99,8 @@ class IntegrationClaim:
 class ClaimedIntegration:
     claim: work.ClaimResult
     integration: IntegrationView
+    # Taken over from an earlier attempt of the same task: read its reports first.
+    inherited: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,34 @@ class IntegrationReportRequest:
     result_revision: str | None = None
     verified_how: str = "CLIENT_REPORTED"
     note: str = ""
+    reservation_ids: Sequence[str] = ()
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class IntegrationResult:
+    integration: IntegrationView
+    replay: bool = False
+
+
+@dataclass(frozen=True)
+class ValidationRequest:
+    attempt_id: str
+    generation: int
+    integration_id: str
+    result_revision: str
+    passed: bool
+    evidence_ids: Sequence[str]
+    summary: str = ""
+    reservation_ids: Sequence[str] = ()
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    validation: ValidationView
+    integration: IntegrationView
+    replay: bool = False
 
 
 # --- claiming -------------------------------------------------------------------------
@@ -114,7 +150,13 @@ class IntegrationReportRequest:
 def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> ClaimedIntegration:
     """Claim the submission's integration task and the target's exclusive reservation,
     in one transaction, after checking it is ready: current submission, pinned review
-    policy satisfied, no unresolved required findings."""
+    policy satisfied, no unresolved required findings.
+
+    An integration left unfinished by an earlier attempt of the same task (relinquished,
+    expired, revoked) is inherited with its reservation, never duplicated: nobody knows
+    yet whether it published. A caller whose session already holds the integration task
+    (claimed by `claimTask`) takes the reservation under that attempt.
+    """
     subject = work.get_submission(uow, cmd.submission_id)
     observed = clean_revision("observedTargetRevision", cmd.observed_target_revision)
     open_tasks = [
@@ -122,21 +164,27 @@ def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> C
     ]
     if not open_tasks:
         raise InvalidTransition(f"submission {subject.id} is not awaiting integration")
-    claim = work.claim_task(
-        uow,
-        actor,
-        work.ClaimRequest(
-            project_id=subject.project_id,
-            task_id=open_tasks[-1].id,
-            idempotency_key=cmd.idempotency_key,
-        ),
-    )
-    if claim.replay:
-        existing = uow.session.scalar(
-            select(Integration).where(Integration.attempt_id == claim.attempt.id)
+    task_id = open_tasks[-1].id
+    try:
+        claim = work.claim_task(
+            uow,
+            actor,
+            work.ClaimRequest(
+                project_id=subject.project_id, task_id=task_id, idempotency_key=cmd.idempotency_key
+            ),
         )
-        if existing is not None:
-            return ClaimedIntegration(claim, _view(uow, existing))
+    except TaskOwned:
+        mine = work.own_live_attempt(uow, actor, task_id)
+        if mine is None:
+            raise
+        held = work.hold_attempt(uow, actor, attempt_id=mine.id, generation=mine.generation)
+        claim = work.ClaimResult(held.task, held.attempt, replay=False)
+    unfinished = _unfinished(uow, task_id)
+    if unfinished is not None:
+        if unfinished.attempt_id == claim.attempt.id:
+            return ClaimedIntegration(claim, _view(uow, unfinished), inherited=False)
+        _inherit(uow, actor, unfinished, claim.attempt.id, observed=observed)
+        return ClaimedIntegration(claim, _view(uow, unfinished), inherited=True)
     _require_ready(uow, subject)
     worktrees = work.task_worktrees(uow, subject.task_id)
     if not worktrees:
@@ -185,7 +233,46 @@ def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> C
         actor_id=actor.principal_id,
         payload={"integration": row.id, "submission": subject.id, "target": key},
     )
-    return ClaimedIntegration(claim, _view(uow, row))
+    return ClaimedIntegration(claim, _view(uow, row), inherited=False)
+
+
+def _unfinished(uow: UnitOfWork, integration_task_id: str) -> Integration | None:
+    """The integration task's integration whose outcome is not settled yet, if any."""
+    return uow.session.scalar(
+        select(Integration)
+        .where(
+            Integration.integration_task_id == integration_task_id,
+            Integration.state.in_(UNFINISHED_STATES),
+        )
+        .order_by(Integration.created_at.desc(), Integration.id.desc())
+        .limit(1)
+        .with_for_update()
+    )
+
+
+def _inherit(
+    uow: UnitOfWork, actor: Actor, row: Integration, attempt_id: str, *, observed: str | None
+) -> None:
+    """A later attempt on the integration task takes over an unfinished integration, with
+    its reservation: what was reported so far stays in its reports, for the new owner."""
+    previous = row.attempt_id
+    row.attempt_id = attempt_id
+    row.updated_at = uow.now()
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=row.project_id,
+        kind="integration.inherited",
+        subject_id=row.task_id,
+        actor_id=actor.principal_id,
+        payload={
+            "integration": row.id,
+            "from": previous,
+            "to": attempt_id,
+            "state": row.state,
+            "observedTarget": observed,
+        },
+    )
 
 
 def _reserve(uow: UnitOfWork, key: str) -> None:
@@ -225,11 +312,16 @@ def _require_ready(uow: UnitOfWork, subject: work.SubmissionView) -> None:
 
 def record_integration_result(
     uow: UnitOfWork, actor: Actor, cmd: IntegrationReportRequest
-) -> IntegrationView:
+) -> IntegrationResult:
+    idempotency.require_key(actor, cmd.idempotency_key, "recordIntegrationResult")
+    work.require_own_attempt(uow, actor, cmd.attempt_id)
+    request = {**asdict(cmd), "reservation_ids": list(cmd.reservation_ids)}
+    request["idempotency_key"] = None
+    prior = idempotency.recall(uow, actor, "recordIntegrationResult", cmd.idempotency_key, request)
+    if prior is not None:
+        return IntegrationResult(get_integration(uow, prior["integration_id"]), replay=True)
     held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
-    row = _owned(uow, cmd.integration_id, held.attempt.id)
-    if row.state != "IN_PROGRESS":
-        raise InvalidTransition(f"integration {row.id} is {row.state}")
+    row = _owned(uow, actor, cmd.integration_id, held, states=("IN_PROGRESS",))
     if cmd.outcome not in OUTCOMES:
         raise ValidationFailed("outcome", f"must be one of {', '.join(OUTCOMES)}")
     if clean_branch("targetBranch", cmd.target_branch) != row.target_branch:
@@ -238,9 +330,14 @@ def record_integration_result(
             f"integration {row.id} publishes into {row.target_branch}, not {cmd.target_branch}",
         )
     verified = _verification(cmd.verified_how)
-    base = clean_revision("baseRevision", cmd.base_revision) if cmd.base_revision else None
-    result = clean_revision("resultRevision", cmd.result_revision) if cmd.result_revision else None
+    base = clean_full_revision("baseRevision", cmd.base_revision) if cmd.base_revision else None
+    result = (
+        clean_full_revision("resultRevision", cmd.result_revision) if cmd.result_revision else None
+    )
     note = clean_text("note", cmd.note, 10_000, required=False)
+    resources.require_reservations(
+        uow, attempt_id=held.attempt.id, reservation_ids=cmd.reservation_ids
+    )
     subject = work.get_submission(uow, row.submission_id)
     _require_ready(uow, subject)
     if cmd.outcome == "PUBLISHED":
@@ -261,7 +358,9 @@ def record_integration_result(
     elif cmd.outcome == "CONFLICT":
         row.state = "CONFLICT"
         _release(uow, row)
-        work.finish_workflow_attempt(uow, held.attempt.id, "integration conflicted")
+        work.finish_workflow_attempt(
+            uow, held.attempt.id, "integration conflicted", actor_id=actor.principal_id
+        )
         work.return_for_revision(
             uow,
             row.task_id,
@@ -282,8 +381,12 @@ def record_integration_result(
             reason=f"integration {row.id} abandoned",
             actor_id=actor.principal_id,
         )
-    _report(uow, actor, row, cmd.outcome, base, result, verified, note)
-    return _view(uow, row)
+    _report(uow, actor, row, cmd.outcome, base, result, verified, note, held.attempt.id)
+    idempotency.remember(
+        uow, actor, "recordIntegrationResult", cmd.idempotency_key, request,
+        {"integration_id": row.id},
+    )
+    return IntegrationResult(_view(uow, row))
 
 
 def reconcile_integration(
@@ -295,18 +398,25 @@ def reconcile_integration(
     published: bool,
     verified_how: str = "CLIENT_REPORTED",
     note: str = "",
-) -> IntegrationView:
+    idempotency_key: str | None = None,
+) -> IntegrationResult:
     """Record what the remote target really holds after an uncertain publish."""
-    row = _lock(uow, integration_id)
-    attempt = work.get_attempt(uow, row.attempt_id)
-    if not actor.is_operator and actor.session_id != attempt.session_id:
-        raise PermissionDenied(
-            "an uncertain publish is reconciled by its integrator's session or an operator"
-        )
     require_full_credential(actor)
+    idempotency.require_key(actor, idempotency_key, "reconcileIntegration")
+    row = _lock(uow, integration_id)
+    _may_reconcile(uow, actor, row)
+    request = {
+        "integration_id": integration_id,
+        "remote_revision": remote_revision,
+        "published": published,
+        "verified_how": verified_how,
+        "note": note,
+    }
+    if idempotency.recall(uow, actor, "reconcileIntegration", idempotency_key, request):
+        return IntegrationResult(_view(uow, row), replay=True)
     if row.state != "UNCERTAIN":
         raise InvalidTransition(f"integration {row.id} is {row.state}, not UNCERTAIN")
-    remote = clean_revision("remoteRevision", remote_revision)
+    remote = clean_full_revision("remoteRevision", remote_revision)
     verified = _verification(verified_how)
     note = clean_text("note", note, 10_000, required=False)
     _release(uow, row)
@@ -321,58 +431,120 @@ def reconcile_integration(
             reason=f"integration {row.id} did not publish",
             actor_id=actor.principal_id,
         )
-    _report(uow, actor, row, "RECONCILED", None, remote, verified, note)
+    _report(uow, actor, row, "RECONCILED", None, remote, verified, note, None)
+    idempotency.remember(
+        uow, actor, "reconcileIntegration", idempotency_key, request, {"integration_id": row.id}
+    )
+    return IntegrationResult(_view(uow, row))
+
+
+def _may_reconcile(uow: UnitOfWork, actor: Actor, row: Integration) -> None:
+    """An uncertain publish is reconciled by an operator, or by a session that holds (or
+    held, for this integration) the integration task."""
+    if actor.is_operator:
+        return
+    if actor.session_id is not None:
+        if work.session_of_attempt(uow, row.attempt_id) == actor.session_id:
+            return
+        if work.own_live_attempt(uow, actor, row.integration_task_id) is not None:
+            return
+    raise PermissionDenied(
+        "an uncertain publish is reconciled by the session holding its integration task "
+        "or by an operator"
+    )
+
+
+def release_integration(
+    uow: UnitOfWork, actor: Actor, *, integration_id: str, reason: str
+) -> IntegrationView:
+    """An operator frees a target whose integration was left unfinished by an attempt
+    that is gone (relinquished, expired, revoked), saying why. An uncertain publish is
+    never released blind: it is reconciled against the remote first."""
+    if not actor.is_operator or actor.is_reporter:
+        raise PermissionDenied("only an operator releases an integration's reservation")
+    reason = clean_text("reason", reason, 2000)
+    row = _lock(uow, integration_id)
+    if row.state == "UNCERTAIN":
+        raise InvalidTransition(
+            f"integration {row.id} may have published: reconcile it against the remote "
+            "(reconcileIntegration) instead of releasing it"
+        )
+    if row.state != "IN_PROGRESS":
+        raise InvalidTransition(f"integration {row.id} is {row.state}: nothing to release")
+    holder = work.get_task(uow, row.integration_task_id)
+    if holder.current_attempt_id is not None:
+        attempt = work.get_attempt(uow, holder.current_attempt_id)
+        if attempt.holds_authority:
+            raise InvalidTransition(
+                f"attempt {attempt.id} holds integration task {holder.id} with a live lease: "
+                "revoke it first (revokeAttempt)"
+            )
+    row.state = "ABANDONED"
+    _release(uow, row)
+    work.reopen_workflow_task(
+        uow,
+        row.integration_task_id,
+        reason=f"integration {row.id} released by an operator: {reason}",
+        actor_id=actor.principal_id,
+    )
+    _report(uow, actor, row, "RELEASED", None, None, "CLIENT_REPORTED", reason, None)
     return _view(uow, row)
 
 
 def record_validation(
-    uow: UnitOfWork,
-    actor: Actor,
-    *,
-    attempt_id: str,
-    generation: int,
-    integration_id: str,
-    result_revision: str,
-    passed: bool,
-    evidence: Sequence[str],
-    summary: str = "",
-) -> ValidationView:
-    """Validation of the integrated result: only this completes the implementation."""
-    held = work.hold_attempt(uow, actor, attempt_id=attempt_id, generation=generation)
-    row = _owned(uow, integration_id, held.attempt.id)
-    if row.state != "PUBLISHED":
-        raise InvalidTransition(
-            f"integration {row.id} is {row.state}: only a published result is validated"
+    uow: UnitOfWork, actor: Actor, cmd: ValidationRequest
+) -> ValidationResult:
+    """Validation of the integrated result: only this completes the implementation.
+
+    A pass is evidence, not a client's boolean: it cites evidence records of this project
+    whose derived verdict is a pass and which apply exactly to the integrated result.
+    """
+    idempotency.require_key(actor, cmd.idempotency_key, "recordValidation")
+    work.require_own_attempt(uow, actor, cmd.attempt_id)
+    request = {
+        **asdict(cmd),
+        "evidence_ids": list(cmd.evidence_ids),
+        "reservation_ids": list(cmd.reservation_ids),
+        "idempotency_key": None,
+    }
+    prior = idempotency.recall(uow, actor, "recordValidation", cmd.idempotency_key, request)
+    if prior is not None:
+        found = uow.session.get_one(Validation, prior["validation_id"])
+        return ValidationResult(
+            _validation_view(found), get_integration(uow, found.integration_id), replay=True
         )
-    revision = clean_revision("resultRevision", result_revision)
+    held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
+    row = _owned(uow, actor, cmd.integration_id, held, states=("PUBLISHED",))
+    revision = clean_full_revision("resultRevision", cmd.result_revision)
     if revision != row.result_revision:
         raise Conflict(
             f"{revision} is not the integrated result ({row.result_revision}): "
             "a validation of an old result does not count"
         )
-    items = clean_list("evidence", evidence, max_items=50, max_length=2000)
-    if not items:
-        raise ValidationFailed("evidence", "a validation names its evidence")
+    evidence_ids = _cited_evidence(uow, row, cmd.evidence_ids, passed=cmd.passed)
+    resources.require_reservations(
+        uow, attempt_id=held.attempt.id, reservation_ids=cmd.reservation_ids
+    )
     now = uow.now()
     validation = Validation(
         id=new_id("val"),
         project_id=row.project_id,
         integration_id=row.id,
         result_revision=revision,
-        passed=passed,
-        evidence=items,
-        summary=clean_text("summary", summary, 10_000, required=False),
+        passed=cmd.passed,
+        evidence=evidence_ids,
+        summary=clean_text("summary", cmd.summary, 10_000, required=False),
         reported_by=actor.principal_id,
         created_at=now,
     )
     uow.session.add(validation)
-    row.state = "VALIDATED" if passed else "FAILED_VALIDATION"
+    row.state = "VALIDATED" if cmd.passed else "FAILED_VALIDATION"
     row.updated_at = now
     uow.session.flush()
-    work.finish_workflow_attempt(
-        uow, held.attempt.id, f"validation {'passed' if passed else 'failed'}"
-    )
-    if passed:
+    outcome = "passed" if cmd.passed else "failed"
+    if cmd.passed:
+        # Completion first: it checks the criteria the submission was made for, and
+        # refuses (rolling everything back) rather than complete against changed ones.
         work.complete_delivery(
             uow,
             row.task_id,
@@ -383,15 +555,59 @@ def record_validation(
         work.return_for_revision(
             uow, row.task_id, reason=f"validation of {revision} failed", actor_id=actor.principal_id
         )
+    work.finish_workflow_attempt(
+        uow, held.attempt.id, f"validation {outcome}", actor_id=actor.principal_id
+    )
     append_event(
         uow,
         project_id=row.project_id,
         kind="integration.validated",
         subject_id=row.task_id,
         actor_id=actor.principal_id,
-        payload={"integration": row.id, "passed": passed, "result": revision},
+        payload={
+            "integration": row.id,
+            "passed": cmd.passed,
+            "result": revision,
+            "evidence": evidence_ids,
+        },
     )
-    return _validation_view(validation)
+    idempotency.remember(
+        uow, actor, "recordValidation", cmd.idempotency_key, request,
+        {"validation_id": validation.id},
+    )
+    return ValidationResult(_validation_view(validation), _view(uow, row))
+
+
+def _cited_evidence(
+    uow: UnitOfWork, row: Integration, evidence_ids: Sequence[str], *, passed: bool
+) -> list[str]:
+    """The evidence a validation cites: records of this project that exist; for a pass,
+    every one a pass that applies exactly to the integrated result."""
+    cited = list(dict.fromkeys(clean_list("evidenceIds", evidence_ids, max_items=50,
+                                          max_length=40)))
+    if passed and not cited:
+        raise ValidationFailed(
+            "evidenceIds", "a passing validation cites the evidence of the integrated result"
+        )
+    for index, evidence_id in enumerate(cited):
+        found = jobs.get_evidence(uow, evidence_id)
+        if found.project_id != row.project_id:
+            raise NotFound("evidence", evidence_id)
+        if not passed:
+            continue
+        if not found.passed:
+            raise ValidationFailed(
+                f"evidenceIds[{index}]",
+                f"evidence {evidence_id} is not a pass: {'; '.join(found.not_passed_because)}",
+            )
+        fits = jobs.applicability(found, revision=row.result_revision, tree_digest=None)
+        if not fits.applies:
+            raise ValidationFailed(
+                f"evidenceIds[{index}]",
+                f"evidence {evidence_id} does not apply to the integrated result "
+                f"{row.result_revision}: {fits.reason}",
+            )
+    return cited
 
 
 # --- internals ------------------------------------------------------------------------
@@ -417,10 +633,30 @@ def _lock(uow: UnitOfWork, integration_id: str) -> Integration:
     return row
 
 
-def _owned(uow: UnitOfWork, integration_id: str, attempt_id: str) -> Integration:
+def _owned(
+    uow: UnitOfWork,
+    actor: Actor,
+    integration_id: str,
+    held: work.AttemptResult,
+    *,
+    states: Sequence[str],
+) -> Integration:
+    """The integration, if the held attempt's task is its integration task. It belongs to
+    whoever holds that task now: a recovery attempt inherits it from the one it replaced."""
     row = _lock(uow, integration_id)
-    if row.attempt_id != attempt_id:
-        raise PermissionDenied(f"integration {row.id} belongs to attempt {row.attempt_id}")
+    if row.project_id != held.task.project_id:
+        raise NotFound("integration", integration_id)
+    if row.integration_task_id != held.task.id:
+        raise PermissionDenied(
+            f"integration {row.id} is the work of task {row.integration_task_id}, "
+            f"not of task {held.task.id} that attempt {held.attempt.id} holds"
+        )
+    if row.state not in states:
+        raise InvalidTransition(
+            f"integration {row.id} is {row.state}; this needs it {' or '.join(states)}"
+        )
+    if row.attempt_id != held.attempt.id:
+        _inherit(uow, actor, row, held.attempt.id, observed=None)
     return row
 
 
@@ -439,6 +675,7 @@ def _report(
     result: str | None,
     verified: str,
     note: str,
+    attempt_id: str | None,
 ) -> None:
     now = uow.now()
     row.updated_at = now
@@ -453,6 +690,7 @@ def _report(
             verified_how=verified,
             note=note,
             reported_by=actor.principal_id,
+            attempt_id=attempt_id,
             created_at=now,
         )
     )
@@ -480,8 +718,12 @@ def get_integration(uow: UnitOfWork, integration_id: str) -> IntegrationView:
 
 
 def integrations_of(uow: UnitOfWork, task_id: str) -> list[IntegrationView]:
+    """The integrations of a task: of its submissions (an implementation task), or
+    carried out under it (an integration task), oldest first."""
     rows = uow.session.scalars(
-        select(Integration).where(Integration.task_id == task_id).order_by(Integration.id)
+        select(Integration)
+        .where((Integration.task_id == task_id) | (Integration.integration_task_id == task_id))
+        .order_by(Integration.id)
     ).all()
     return [_view(uow, row) for row in rows]
 
@@ -502,6 +744,7 @@ def reports_of(uow: UnitOfWork, integration_id: str) -> list[ReportView]:
             verified_how=r.verified_how,
             note=r.note,
             reported_by=r.reported_by,
+            attempt_id=r.attempt_id,
             created_at=r.created_at,
         )
         for r in rows

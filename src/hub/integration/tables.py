@@ -26,7 +26,12 @@ INTEGRATION_STATES = (
     "VALIDATED",
     "FAILED_VALIDATION",
 )
+# Not settled yet: whoever holds the integration task next inherits it (with its
+# reservation while it has one), rather than starting a second integration.
+UNFINISHED_STATES = ("IN_PROGRESS", "UNCERTAIN", "PUBLISHED")
 OUTCOMES = ("PUBLISHED", "TARGET_MOVED", "CONFLICT", "UNCERTAIN", "ABANDONED")
+# Reports the integrator does not choose: a reconciliation, and an operator's release.
+RECORDED_OUTCOMES = (*OUTCOMES, "RECONCILED", "RELEASED")
 VERIFICATIONS = ("CLIENT_REPORTED", "VERIFIED_BY_REVIEWER", "VERIFIED_BY_JOB", "VERIFIED_BY_HOST")
 
 
@@ -72,7 +77,7 @@ class IntegrationReport(Base):
         ForeignKeyConstraint(
             ["project_id", "integration_id"], ["integrations.project_id", "integrations.id"]
         ),
-        CheckConstraint(one_of("outcome", (*OUTCOMES, "RECONCILED")), name="outcome"),
+        CheckConstraint(one_of("outcome", RECORDED_OUTCOMES), name="outcome"),
         CheckConstraint(one_of("verified_how", VERIFICATIONS), name="verified_how"),
         Index("ix_integration_reports_integration_id", "integration_id"),
     )
@@ -86,6 +91,8 @@ class IntegrationReport(Base):
     verified_how: Mapped[str] = mapped_column(String(24))
     note: Mapped[str] = mapped_column(Text, default="")
     reported_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+    # The attempt that reported (none for reconciliations and operator releases).
+    attempt_id: Mapped[str | None] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 

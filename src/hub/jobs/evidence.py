@@ -20,11 +20,11 @@ from hub.identity import service as identity
 from hub.identity.actor import Actor
 from hub.ids import new_id
 from hub.inputs import (
+    clean_full_revision,
     clean_label,
     clean_list,
     clean_moment,
     clean_optional,
-    clean_revision,
     clean_text,
 )
 from hub.jobs.tables import ARTIFACT_ACCESS, CHECK_OUTCOMES, Evidence, Job
@@ -124,7 +124,7 @@ def record_evidence(uow: UnitOfWork, actor: Actor, cmd: EvidenceRecord) -> Evide
 
 
 def _clean(cmd: EvidenceRecord) -> dict[str, Any]:
-    revision = clean_revision("revision", cmd.revision) if cmd.revision else None
+    revision = clean_full_revision("revision", cmd.revision) if cmd.revision else None
     dirty = clean_optional("dirtySnapshotDigest", cmd.dirty_snapshot_digest, 128)
     if revision is None and dirty is None:
         raise ValidationFailed(
@@ -204,6 +204,6 @@ def evidence_applicability(
     uow: UnitOfWork, evidence_id: str, *, revision: str | None, tree_digest: str | None
 ) -> Applicability:
     view = get_evidence(uow, evidence_id)
-    revision = clean_revision("revision", revision) if revision else None
+    revision = clean_full_revision("revision", revision) if revision else None
     tree_digest = clean_optional("treeDigest", tree_digest, 128)
     return applicability(view, revision=revision, tree_digest=tree_digest)

@@ -45,6 +45,8 @@ class JobRegistration:
     snapshot: str | None = None
     expected_deadline: datetime | None = None
     freshness_seconds: int | None = None
+    # Reservations the job depends on; checked with the registration (hub.resources).
+    reservation_ids: Sequence[str] = ()
     idempotency_key: str | None = None
 
 
@@ -55,7 +57,11 @@ def register_job(uow: UnitOfWork, actor: Actor, cmd: JobRegistration) -> JobResu
     data is a replay, with different data an `IdempotencyConflict`.
     """
     idempotency.require_key(actor, cmd.idempotency_key, "registerJob")
-    request = {**asdict(cmd), "idempotency_key": None}
+    request = {
+        **asdict(cmd),
+        "reservation_ids": list(dict.fromkeys(cmd.reservation_ids)),
+        "idempotency_key": None,
+    }
     prior = idempotency.recall(uow, actor, "registerJob", cmd.idempotency_key, request)
     fields = _clean_registration(cmd)
     held = work.hold_attempt(
@@ -100,6 +106,7 @@ def register_job(uow: UnitOfWork, actor: Actor, cmd: JobRegistration) -> JobResu
         observation_count=0,
         registered_at=now,
         registered_by=actor.principal_id,
+        reservation_ids=request["reservation_ids"],
         **fields,
     )
     uow.session.add(row)

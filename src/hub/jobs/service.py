@@ -26,6 +26,7 @@ from hub.jobs.views import (
     JobView,
     OpenedWindow,
     WindowView,
+    applicability,
 )
 from hub.jobs.windows import close_watch_window, get_watch_window, open_watch_window
 
@@ -40,6 +41,7 @@ __all__ = [
     "JobView",
     "OpenedWindow",
     "WindowView",
+    "applicability",
     "close_watch_window",
     "evidence_applicability",
     "evidence_for_task",

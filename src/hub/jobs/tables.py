@@ -74,6 +74,8 @@ class Job(Base):
     registered_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The reservations the job declared it depends on (checked when it was registered).
+    reservation_ids: Mapped[list[str]] = mapped_column(JSONDocument, default=list)
 
 
 class Evidence(Base):

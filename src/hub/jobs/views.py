@@ -42,6 +42,7 @@ class JobView:
     registered_by: str
     started_at: datetime | None
     finished_at: datetime | None
+    reservation_ids: tuple[str, ...]
     # Judged now, from coordinator time:
     freshness: str
     stale_progress: bool
@@ -95,6 +96,7 @@ def job_view(row: Job, now: datetime, stale_progress_seconds: int) -> JobView:
         registered_by=row.registered_by,
         started_at=row.started_at,
         finished_at=row.finished_at,
+        reservation_ids=tuple(row.reservation_ids or ()),
         freshness=freshness,
         # A warning only: it never fails, restarts or releases anything.
         stale_progress=not terminal and silent_for >= timedelta(seconds=stale_progress_seconds),
@@ -215,24 +217,29 @@ def applicability(
 ) -> Applicability:
     """Whether this evidence speaks for the snapshot `revision` (with `tree_digest`).
 
-    A later mutation makes evidence inapplicable: only the exact commit matches, or a
-    dirty snapshot whose recorded tree digest equals the commit's actual tree digest.
+    Applicability is exact. Evidence of a dirty snapshot (a commit plus uncommitted
+    changes) applies only where the tree digests are identical: the commit it started
+    from says nothing about the changes. Evidence of a clean commit applies to that very
+    commit (full ids, compared whole: a prefix could name another commit), and, if it
+    recorded its tree digest, a differing digest for the same commit refuses it.
     """
-    if revision is not None and view.revision is not None:
-        if not (revision.startswith(view.revision) or view.revision.startswith(revision)):
-            return Applicability(False, f"evidence is for commit {view.revision}, not {revision}")
-        if tree_digest and view.tree_digest and tree_digest != view.tree_digest:
-            return Applicability(False, "the commit matches but the tree digests differ")
-        return Applicability(True, "same commit")
     if view.dirty_snapshot_digest is not None:
         if tree_digest is None or view.tree_digest is None:
             return Applicability(
                 False,
-                "a dirty snapshot applies to a commit only through a matching tree digest",
+                "evidence of a dirty snapshot applies only through an identical tree digest",
             )
         if tree_digest != view.tree_digest:
             return Applicability(False, "the snapshot's tree digest differs from this one")
         return Applicability(True, "dirty snapshot with an identical tree digest")
+    if revision is not None and view.revision is not None:
+        if revision != view.revision:
+            return Applicability(False, f"evidence is for commit {view.revision}, not {revision}")
+        if tree_digest and view.tree_digest and tree_digest != view.tree_digest:
+            return Applicability(False, "the commit matches but the tree digests differ")
+        return Applicability(True, "same commit")
+    if tree_digest is not None and view.tree_digest is not None and tree_digest == view.tree_digest:
+        return Applicability(True, "identical tree digest")
     return Applicability(False, "no commit or tree digest to compare")
 
 

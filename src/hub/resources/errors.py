@@ -20,3 +20,10 @@ class ResourcesBusy(Blocked):
 class NotHeld(InvalidTransition):
     def __init__(self, reservation_id: str, state: str) -> None:
         super().__init__(f"reservation {reservation_id} is {state}, not in a recovery hold")
+
+
+class ReservationsNotHeld(Blocked):
+    """An operation depends on reservations its attempt does not hold live now."""
+
+    def __init__(self, message: str, blockers: list[str]) -> None:
+        super().__init__(f"the operation depends on reservations not held: {message}", blockers)

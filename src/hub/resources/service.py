@@ -27,7 +27,12 @@ from hub.ids import new_id
 from hub.inputs import bounded_int, clean_label, clean_moment, clean_text
 from hub.jobs import service as jobs
 from hub.projects import service as projects
-from hub.resources.errors import NotHeld, ResourceDefinedDifferently, ResourcesBusy
+from hub.resources.errors import (
+    NotHeld,
+    ReservationsNotHeld,
+    ResourceDefinedDifferently,
+    ResourcesBusy,
+)
 from hub.resources.tables import (
     MODES,
     SCOPES,
@@ -248,6 +253,56 @@ def acquire_resources(uow: UnitOfWork, actor: Actor, cmd: AcquireRequest) -> Acq
         {"reservation_ids": [row.id for row in rows]},
     )
     return Acquisition(tuple(_views(uow, rows)))
+
+
+def require_reservations(
+    uow: UnitOfWork,
+    *,
+    attempt_id: str,
+    reservation_ids: Sequence[str],
+    field: str = "reservationIds",
+) -> list[ReservationView]:
+    """The reservations an operation declares it depends on, checked in its transaction.
+
+    Each must belong to the attempt's project (another project's id is `NotFound`), be
+    held by the acting attempt, and be live now: not released, lapsed, or in a recovery
+    hold. Otherwise `Blocked` names every one that is not. The rows stay locked until
+    the operation commits, so none can be released under it.
+    """
+    if not reservation_ids:
+        return []
+    if len(reservation_ids) > MAX_REQUESTS:
+        raise ValidationFailed(field, f"must have at most {MAX_REQUESTS} items")
+    project_id = work.get_attempt(uow, attempt_id).project_id
+    rows = _reservations(uow, list(dict.fromkeys(reservation_ids)), lock=True)
+    for row in rows:
+        if row.project_id != project_id:
+            raise NotFound("reservation", row.id)
+    blockers: list[str] = []
+    reasons: list[str] = []
+    for row, state, _ in _judged(uow, rows):
+        if row.attempt_id != attempt_id:
+            blockers.append(row.id)
+            reasons.append(f"{row.id} is held by attempt {row.attempt_id}, not {attempt_id}")
+        elif state != RESERVED:
+            blockers.append(row.id)
+            reasons.append(f"{row.id} is {state}")
+        else:
+            continue
+    if blockers:
+        raise ReservationsNotHeld("; ".join(reasons), blockers)
+    return _views(uow, rows)
+
+
+def register_job(uow: UnitOfWork, actor: Actor, cmd: jobs.JobRegistration) -> jobs.JobResult:
+    """Register a job together with the reservations it declares it depends on: the job
+    is recorded only if the acting attempt holds each of them, live, now."""
+    registered = jobs.register_job(uow, actor, cmd)
+    if not registered.replay:
+        require_reservations(
+            uow, attempt_id=registered.job.attempt_id, reservation_ids=cmd.reservation_ids
+        )
+    return registered
 
 
 def _clean_requests(requests: Sequence[ResourceRequest]) -> dict[str, int]:
@@ -621,8 +676,10 @@ __all__ = [
     "get_resource",
     "project_resources",
     "record_capacity_observation",
+    "register_job",
     "release_after_job",
     "release_resources",
+    "require_reservations",
     "task_holds",
     "task_reservations",
 ]

@@ -15,12 +15,13 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from hub.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from hub.errors import Conflict, InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import clean_label, clean_list, clean_text
+from hub.jobs import service as jobs
 from hub.projects import service as projects
 from hub.review.errors import NotIndependent, ObsoleteSubmission
 from hub.review.tables import Finding, HumanReviewRequest, Review
@@ -47,7 +48,8 @@ class ReviewDecision:
     decision: str
     summary: str
     findings: Sequence[NewFinding] = ()
-    evidence: Sequence[str] = ()
+    evidence: Sequence[str] = ()  # what was inspected, in words
+    evidence_ids: Sequence[str] = ()  # evidence records of this project that were inspected
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,12 @@ class FindingView:
     resolution_evidence: tuple[str, ...]
     resolved_by: str | None
     resolved_at: datetime | None
+    # A contributor's proposed resolution of a required finding, awaiting someone who
+    # may clear it (its author, an operator, or a reviewer of a later submission).
+    proposed_resolution: str | None
+    proposed_evidence: tuple[str, ...]
+    proposed_by: str | None
+    proposed_at: datetime | None
     created_at: datetime
 
 
@@ -83,9 +91,19 @@ class ReviewView:
     decision: str
     summary: str
     evidence: tuple[str, ...]
+    evidence_ids: tuple[str, ...]
     policy_revision: int
     created_at: datetime
     findings: tuple[FindingView, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class HumanReviewRequestView:
+    id: str
+    submission_id: str
+    requested_by: str
+    context: str
+    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -103,6 +121,7 @@ class ReviewStatus:
     rejected: bool
     unresolved_required_findings: tuple[str, ...]
     human_review_requested: bool
+    human_review_requests: tuple[HumanReviewRequestView, ...]
     approved: bool
     ready_for_integration: bool
     waiting_reason: str | None
@@ -157,7 +176,9 @@ def submit_review(
             f"of task {subject.task_id}: an independent review needs a separate session"
         )
     review = _record(uow, actor, subject, decision, kind="AGENT", attempt_id=attempt_id)
-    work.finish_workflow_attempt(uow, attempt_id, f"reviewed: {decision.decision}")
+    work.finish_workflow_attempt(
+        uow, attempt_id, f"reviewed: {decision.decision}", actor_id=actor.principal_id
+    )
     _settle(uow, subject, actor)
     idempotency.remember(
         uow, actor, "submitReview", idempotency_key, request, {"review_id": review.id}
@@ -203,16 +224,15 @@ def request_human_review(
     require_full_credential(actor)
     subject = work.get_submission(uow, submission_id)
     _require_current(uow, subject)
-    uow.session.add(
-        HumanReviewRequest(
-            id=new_id("hrr"),
-            project_id=subject.project_id,
-            submission_id=subject.id,
-            requested_by=actor.principal_id,
-            context=clean_text("context", context, 10_000),
-            created_at=uow.now(),
-        )
+    request = HumanReviewRequest(
+        id=new_id("hrr"),
+        project_id=subject.project_id,
+        submission_id=subject.id,
+        requested_by=actor.principal_id,
+        context=clean_text("context", context, 10_000),
+        created_at=uow.now(),
     )
+    uow.session.add(request)
     uow.session.flush()
     append_event(
         uow,
@@ -220,7 +240,7 @@ def request_human_review(
         kind="review.human_requested",
         subject_id=subject.task_id,
         actor_id=actor.principal_id,
-        payload={"submission": subject.id},
+        payload={"submission": subject.id, "request": request.id},
     )
     return review_status(uow, subject.id)
 
@@ -228,19 +248,45 @@ def request_human_review(
 def resolve_finding(
     uow: UnitOfWork, actor: Actor, *, finding_id: str, resolution: str, evidence: Sequence[str]
 ) -> FindingView:
-    """Record how a finding was addressed, with evidence (e.g. the fixing commit)."""
+    """Record how a finding was addressed, with evidence (e.g. the fixing commit).
+
+    A finding is cleared by its author (the reviewer who raised it), an operator, or a
+    reviewer of a later submission of the same task. The contributors whose work it
+    blocks may clear a MINOR or NOTE finding, but for a BLOCKER or MAJOR one they can only
+    propose a resolution, which stays unresolved until one of the others clears it.
+    Anyone else is refused. See docs/workflow.md.
+    """
     require_full_credential(actor)
     row = uow.session.get(Finding, finding_id)
     if row is None:
         raise NotFound("finding", finding_id)
     if row.resolved_at is not None:
         return _finding_view(row)
-    row.resolution = clean_text("resolution", resolution, 10_000)
-    row.resolution_evidence = clean_list("evidence", evidence, max_items=20, max_length=2000)
-    if not row.resolution_evidence:
+    text = clean_text("resolution", resolution, 10_000)
+    proof = clean_list("evidence", evidence, max_items=20, max_length=2000)
+    if not proof:
         raise ValidationFailed("evidence", "a resolution names its evidence")
+    authority = _finding_authority(uow, actor, row)
+    now = uow.now()
+    if authority == "propose" and row.severity in REQUIRED_SEVERITIES:
+        row.proposed_resolution = text
+        row.proposed_evidence = proof
+        row.proposed_by = actor.principal_id
+        row.proposed_at = now
+        uow.session.flush()
+        append_event(
+            uow,
+            project_id=row.project_id,
+            kind="finding.resolution_proposed",
+            subject_id=row.task_id,
+            actor_id=actor.principal_id,
+            payload={"finding": row.id, "severity": row.severity},
+        )
+        return _finding_view(row)
+    row.resolution = text
+    row.resolution_evidence = proof
     row.resolved_by = actor.principal_id
-    row.resolved_at = uow.now()
+    row.resolved_at = now
     uow.session.flush()
     append_event(
         uow,
@@ -254,6 +300,95 @@ def resolve_finding(
     if current is not None:
         _settle(uow, current, actor)
     return _finding_view(row)
+
+
+def _finding_authority(uow: UnitOfWork, actor: Actor, row: Finding) -> str:
+    """'clear' or 'propose'; refuses whoever may do neither."""
+    if actor.is_operator:
+        return "clear"
+    team = work.contributors(uow, row.task_id)
+    if actor.session_id is not None:
+        contributed = actor.session_id in team.session_ids
+    else:
+        contributed = actor.principal_id in team.principal_ids
+    if contributed:
+        return "propose"
+    author = uow.session.get_one(Review, row.review_id)
+    if author.principal_id == actor.principal_id or _reviews_later_submission(uow, actor, row):
+        return "clear"
+    raise PermissionDenied(
+        f"finding {row.id} is cleared by its author, an operator, or a reviewer of a later "
+        f"submission of task {row.task_id}; {actor.principal_name} is none of them"
+    )
+
+
+def _reviews_later_submission(uow: UnitOfWork, actor: Actor, row: Finding) -> bool:
+    """Whether the actor reviews (or reviewed) a submission of the finding's task made
+    after the one the finding was raised on: the reviewer who checks the fix."""
+    raised_on = work.get_submission(uow, row.submission_id)
+    later = [
+        s.id
+        for s in work.list_submissions(uow, row.task_id)
+        if (s.created_at, s.id) > (raised_on.created_at, raised_on.id)
+        and s.outcome == "DELIVERED"
+    ]
+    for submission_id in later:
+        if actor.session_id is not None and actor.session_id in work.workflow_sessions(
+            uow, submission_id, "REVIEW"
+        ):
+            return True
+        reviewed = uow.session.scalar(
+            select(Review.id)
+            .where(Review.submission_id == submission_id, Review.principal_id == actor.principal_id)
+            .limit(1)
+        )
+        if reviewed is not None and actor.session_id is None:
+            return True
+    return False
+
+
+def repin_submission_policy(
+    uow: UnitOfWork, actor: Actor, *, submission_id: str, reason: str
+) -> ReviewStatus:
+    """An operator moves a submission waiting for review onto the project's current
+    policy revision (submissions otherwise keep the revision they were made under). The
+    reviews it still needs are opened; surplus unclaimed review tasks are closed."""
+    if not actor.is_operator or actor.is_reporter:
+        raise PermissionDenied("only an operator re-pins a submission's review policy")
+    reason = clean_text("reason", reason, 2000)
+    subject = work.get_submission(uow, submission_id)
+    _require_current(uow, subject)
+    policy = projects.get_policy(uow, subject.project_id)
+    if policy.revision == subject.policy_revision:
+        raise InvalidTransition(
+            f"submission {subject.id} is already pinned to policy revision {policy.revision}"
+        )
+    work.repin_submission(uow, subject.id, policy, reason=reason)
+    append_event(
+        uow,
+        project_id=subject.project_id,
+        kind="review.policy_repinned",
+        subject_id=subject.task_id,
+        actor_id=actor.principal_id,
+        payload={
+            "submission": subject.id,
+            "from": subject.policy_revision,
+            "to": policy.revision,
+            "reason": reason,
+        },
+    )
+    _settle(uow, work.get_submission(uow, subject.id), actor)
+    return review_status(uow, subject.id)
+
+
+def _existing_evidence(uow: UnitOfWork, project_id: str, evidence_ids: Sequence[str]) -> list[str]:
+    """Evidence a review cites by id must exist, in the submission's project."""
+    cited = list(dict.fromkeys(clean_list("evidenceIds", evidence_ids, max_items=50,
+                                          max_length=40)))
+    for evidence_id in cited:
+        if jobs.get_evidence(uow, evidence_id).project_id != project_id:
+            raise NotFound("evidence", evidence_id)
+    return cited
 
 
 def _record(
@@ -286,6 +421,7 @@ def _record(
         decision=decision.decision,
         summary=clean_text("summary", decision.summary, 20_000),
         evidence=clean_list("evidence", decision.evidence, max_items=50, max_length=2000),
+        evidence_ids=_existing_evidence(uow, subject.project_id, decision.evidence_ids),
         policy_revision=subject.policy_revision,
         created_at=now,
     )
@@ -388,13 +524,19 @@ def review_status(uow: UnitOfWork, submission_id: str) -> ReviewStatus:
     approved = (
         not rejected and agent_approvals >= required_agent and human_approvals >= required_human
     )
-    requested = (
-        uow.session.scalar(
-            select(HumanReviewRequest.id)
-            .where(HumanReviewRequest.submission_id == subject.id)
-            .limit(1)
+    requests = tuple(
+        HumanReviewRequestView(
+            id=row.id,
+            submission_id=row.submission_id,
+            requested_by=row.requested_by,
+            context=row.context,
+            created_at=row.created_at,
         )
-        is not None
+        for row in uow.session.scalars(
+            select(HumanReviewRequest)
+            .where(HumanReviewRequest.submission_id == subject.id)
+            .order_by(HumanReviewRequest.created_at, HumanReviewRequest.id)
+        )
     )
     reason = None
     if rejected:
@@ -416,7 +558,8 @@ def review_status(uow: UnitOfWork, submission_id: str) -> ReviewStatus:
         required_human_approvals=required_human,
         rejected=rejected,
         unresolved_required_findings=tuple(unresolved),
-        human_review_requested=requested,
+        human_review_requested=bool(requests),
+        human_review_requests=requests,
         approved=approved,
         ready_for_integration=approved and not unresolved,
         waiting_reason=reason,
@@ -488,6 +631,7 @@ def _review_view(uow: UnitOfWork, row: Review) -> ReviewView:
         decision=row.decision,
         summary=row.summary,
         evidence=tuple(row.evidence or ()),
+        evidence_ids=tuple(row.evidence_ids or ()),
         policy_revision=row.policy_revision,
         created_at=row.created_at,
         findings=tuple(_finding_view(f) for f in findings),
@@ -510,5 +654,9 @@ def _finding_view(row: Finding) -> FindingView:
         resolution_evidence=tuple(row.resolution_evidence or ()),
         resolved_by=row.resolved_by,
         resolved_at=row.resolved_at,
+        proposed_resolution=row.proposed_resolution,
+        proposed_evidence=tuple(row.proposed_evidence or ()),
+        proposed_by=row.proposed_by,
+        proposed_at=row.proposed_at,
         created_at=row.created_at,
     )

@@ -42,6 +42,8 @@ class Review(Base):
     decision: Mapped[str] = mapped_column(String(8))
     summary: Mapped[str] = mapped_column(Text)
     evidence: Mapped[list[str]] = mapped_column(JSONDocument, default=list)
+    # Evidence records (ids, same project) the reviewer inspected.
+    evidence_ids: Mapped[list[str] | None] = mapped_column(JSONDocument)
     policy_revision: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
@@ -68,6 +70,11 @@ class Finding(Base):
     resolution_evidence: Mapped[list[str] | None] = mapped_column(JSONDocument)
     resolved_by: Mapped[str | None] = mapped_column(ForeignKey("principals.id"))
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # A contributor's proposal for a required finding; it does not resolve it.
+    proposed_resolution: Mapped[str | None] = mapped_column(Text)
+    proposed_evidence: Mapped[list[str] | None] = mapped_column(JSONDocument)
+    proposed_by: Mapped[str | None] = mapped_column(ForeignKey("principals.id"))
+    proposed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 

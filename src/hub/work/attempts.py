@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Select, bindparam, func, select
 
@@ -35,20 +35,26 @@ from hub.inputs import clean_branch, clean_label, clean_list, clean_revision, cl
 from hub.projects import service as projects
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work import dependencies, workflow
+from hub.work import workflow
 from hub.work.errors import (
     AttemptLeaseExpired,
     AttemptSuperseded,
-    CriteriaChanged,
     DispositionRequired,
     RecoveryRequired,
     TaskOwned,
+)
+from hub.work.lifecycle import (
+    end_attempt,
+    mark_done,
+    release_worktrees,
+    require_current_criteria,
 )
 from hub.work.rows import (
     lock_task,
     reload_attempt,
     require_attempt,
     require_task,
+    session_of_attempt,
     task_id_of_attempt,
 )
 from hub.work.tables import (
@@ -158,7 +164,7 @@ def claim_task(uow: UnitOfWork, actor: Actor, cmd: ClaimRequest) -> ClaimResult:
     idempotency.remember(
         uow, actor, "claimTask", cmd.idempotency_key, request, {"attempt_id": attempt.id}
     )
-    return ClaimResult(task_view(uow, task), attempt_view(attempt, task, now), replay=False)
+    return ClaimResult(task_view(uow, task), _attempt_view(uow, attempt, task, now), replay=False)
 
 
 def claim_recovery(
@@ -176,7 +182,7 @@ def claim_recovery(
     current = uow.session.get(Attempt, task.current_attempt_id) if task.current_attempt_id else None
     if task.state != "IN_PROGRESS" or current is None:
         raise InvalidTransition(f"task {task.id} is {task.state}, not a recovery candidate")
-    if now < current.expires_at:
+    if current.lease_valid_at(now):
         raise TaskOwned(task.id, current.id, current.expires_at)
     policy = projects.get_policy(uow, task.project_id)
     if (
@@ -188,9 +194,7 @@ def claim_recovery(
             "before a recovery claim (releaseTask)"
         )
     _check_session_limit(uow, session.id, policy.max_active_attempts_per_session, now)
-    current.state = "SUPERSEDED"
-    current.ended_at = now
-    current.end_reason = "lease expired; superseded by a recovery claim"
+    end_attempt(current, "SUPERSEDED", "lease ended; superseded by a recovery claim", now)
     uow.session.flush()  # free the one-active-attempt slot before the new attempt is inserted
     attempt = _start_attempt(uow, task, session, policy, now, kind="RECOVERY", recovers=current.id)
     append_event(
@@ -204,7 +208,7 @@ def claim_recovery(
     idempotency.remember(
         uow, actor, "claimRecovery", idempotency_key, request, {"attempt_id": attempt.id}
     )
-    claim = ClaimResult(task_view(uow, task), attempt_view(attempt, task, now), replay=False)
+    claim = ClaimResult(task_view(uow, task), _attempt_view(uow, attempt, task, now), replay=False)
     return claim, recovery_packet(uow, task.id)
 
 
@@ -218,7 +222,7 @@ def release_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) ->
     current = uow.session.get(Attempt, task.current_attempt_id) if task.current_attempt_id else None
     if current is None or task.state != "IN_PROGRESS":
         raise InvalidTransition(f"task {task.id} is {task.state}, nothing to release")
-    if now < current.expires_at:
+    if current.lease_valid_at(now):
         raise InvalidTransition(
             f"attempt {current.id} still holds a valid lease until {current.expires_at.isoformat()}"
         )
@@ -230,6 +234,43 @@ def release_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) ->
         subject_id=task.id,
         actor_id=actor.principal_id,
         payload={"reason": reason, "generation": task.generation},
+    )
+    return task
+
+
+def revoke_attempt(uow: UnitOfWork, actor: Actor, *, attempt_id: str, reason: str) -> Task:
+    """An operator ends a live lease now: the attempt's generation is fenced (every later
+    change by it is refused as stale) and the task becomes a recovery candidate, released
+    for a recovery claim even where the project requires an operator's release."""
+    if not actor.is_operator or actor.is_reporter:
+        raise PermissionDenied("only an operator revokes an attempt's lease")
+    reason = clean_text("reason", reason, 2000)
+    task = lock_task(uow, task_id_of_attempt(uow, attempt_id))
+    now = uow.now()
+    attempt = reload_attempt(uow, attempt_id)
+    if attempt.state != "ACTIVE" or task.current_attempt_id != attempt.id:
+        raise InvalidTransition(f"attempt {attempt.id} is {attempt.state}, not the live attempt")
+    if not attempt.lease_valid_at(now):
+        raise InvalidTransition(
+            f"the lease of attempt {attempt.id} already ended at "
+            f"{attempt.expires_at.isoformat()}: the task is a recovery candidate"
+        )
+    attempt.expires_at = now
+    attempt.revoked_at = now
+    attempt.revoked_by = actor.principal_id
+    attempt.revoke_reason = reason
+    # A new generation fences the revoked attempt even if its clock or ours were wrong.
+    task.generation += 1
+    task.recovery_released_generation = task.generation
+    task.updated_at = now
+    uow.session.flush()
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="attempt.revoked",
+        subject_id=task.id,
+        actor_id=actor.principal_id,
+        payload={"attempt": attempt.id, "generation": task.generation, "reason": reason},
     )
     return task
 
@@ -249,13 +290,14 @@ def _replayed_claim(uow: UnitOfWork, actor: Actor, attempt_id: str) -> ClaimResu
     if attempt.session_id != actor.session_id:
         raise PermissionDenied(f"attempt {attempt.id} was claimed by another session")
     task = require_task(uow, attempt.task_id)
-    return ClaimResult(task_view(uow, task), attempt_view(attempt, task, uow.now()), replay=True)
+    view = _attempt_view(uow, attempt, task, uow.now())
+    return ClaimResult(task_view(uow, task), view, replay=True)
 
 
 def _check_claimable(uow: UnitOfWork, task: Task, now: datetime) -> None:
     if task.state == "IN_PROGRESS":
         current = require_attempt(uow, task.current_attempt_id or "")
-        if now >= current.expires_at:
+        if not current.lease_valid_at(now):
             raise RecoveryRequired(task.id)
         raise TaskOwned(task.id, current.id, current.expires_at)
     if task.state in ("DONE", "CLOSED"):
@@ -277,7 +319,7 @@ def _check_claimable(uow: UnitOfWork, task: Task, now: datetime) -> None:
             .where(
                 Task.parent_id == task.id,
                 Task.required.is_(True),
-                Task.state.not_in(("DONE", "CLOSED")),
+                Task.state != "DONE",
             )
             .order_by(Task.id)
         ).all()
@@ -312,7 +354,8 @@ _ATTEMPTS = table_of(Attempt)
 _LIVE_ATTEMPTS_OF_SESSION = select(_ATTEMPTS.c.id).where(
     _ATTEMPTS.c.session_id == bindparam("session"),
     _ATTEMPTS.c.state == "ACTIVE",
-    _ATTEMPTS.c.expires_at > bindparam("now"),
+    # The lease rule's SQL form, bound to the coordinator time sampled by the caller.
+    Attempt.lease_valid_at(cast(datetime, bindparam("now"))),
 )
 
 
@@ -409,7 +452,7 @@ def _check_authority(held: _Held, generation: int, *, needs_disposition: bool = 
             f"attempt {attempt.id} is {attempt.state}: a terminal attempt takes no changes "
             "(addRecoveryNote is the one exception)"
         )
-    if now >= attempt.expires_at:
+    if not attempt.lease_valid_at(now):
         raise AttemptLeaseExpired(attempt.id, attempt.expires_at.isoformat())
     if needs_disposition and attempt.kind == "RECOVERY" and attempt.disposition is None:
         raise DispositionRequired(attempt.id)
@@ -444,10 +487,29 @@ def hold_attempt(
     return _result(uow, held)
 
 
+def require_own_attempt(uow: UnitOfWork, actor: Actor, attempt_id: str) -> AttemptView:
+    """The attempt, if the caller's session is the one that ran it (live or ended): who
+    may receive the replay of a keyed change made under it."""
+    if actor.session_id is None or session_of_attempt(uow, attempt_id) != actor.session_id:
+        raise PermissionDenied(f"attempt {attempt_id} belongs to another session")
+    return get_attempt(uow, attempt_id)
+
+
+def own_live_attempt(uow: UnitOfWork, actor: Actor, task_id: str) -> AttemptView | None:
+    """The caller's session's live, current attempt on the task, if it holds one."""
+    task = require_task(uow, task_id)
+    if task.current_attempt_id is None or actor.session_id is None:
+        return None
+    attempt = get_attempt(uow, task.current_attempt_id)
+    if attempt.session_id != actor.session_id or not attempt.holds_authority:
+        return None
+    return attempt
+
+
 def _result(uow: UnitOfWork, held: _Held, **extra: Any) -> AttemptResult:
     return AttemptResult(
         task=task_view(uow, held.task),
-        attempt=attempt_view(held.attempt, held.task, held.now),
+        attempt=_attempt_view(uow, held.attempt, held.task, held.now),
         **extra,
     )
 
@@ -477,6 +539,10 @@ def renew_lease(
         # A reporter renews within its watch window, never past it (decisions §5).
         expires_at = min(expires_at, datetime.fromisoformat(window_end))
     held.attempt.expires_at = max(expires_at, held.attempt.expires_at)
+    if actor.credential == "session":
+        # The agent itself heartbeating is progress; a reporter renewing on its behalf
+        # proves only that the helper is alive, so it never hides stale progress.
+        held.attempt.last_progress_at = held.now
     uow.session.flush()
     append_event(
         uow,
@@ -599,11 +665,30 @@ def record_checkpoint(
 
 
 def relinquish_attempt(
-    uow: UnitOfWork, actor: Actor, *, attempt_id: str, generation: int, reason: str
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    attempt_id: str,
+    generation: int,
+    reason: str,
+    idempotency_key: str | None = None,
 ) -> AttemptResult:
-    """Give the task back; the attempt and its checkpoints stay as history."""
-    held = _hold(uow, actor, attempt_id, generation, needs_disposition=False)
-    reason = clean_text("reason", reason, 2000)
+    """Give the task back; the attempt and its checkpoints stay as history. A retry under
+    the same key acknowledges the original without touching the task again."""
+    idempotency.require_key(actor, idempotency_key, "relinquishAttempt")
+    held = _find(uow, actor, attempt_id, reporter_ok=False)
+    request = {"attempt_id": attempt_id, "generation": generation, "reason": reason}
+    if idempotency.recall(uow, actor, "relinquishAttempt", idempotency_key, request) is not None:
+        return _result(uow, held, replay=True)
+    _check_authority(held, generation, needs_disposition=False)
+    _give_back(uow, actor, held, clean_text("reason", reason, 2000))
+    idempotency.remember(
+        uow, actor, "relinquishAttempt", idempotency_key, request, {"attempt_id": attempt_id}
+    )
+    return _result(uow, held)
+
+
+def _give_back(uow: UnitOfWork, actor: Actor, held: _Held, reason: str) -> None:
     next_state = _state_on_return(uow, held.task)
     _end_attempt(uow, held, "RELINQUISHED", reason)
     held.task.state = next_state
@@ -613,9 +698,8 @@ def relinquish_attempt(
         kind="attempt.relinquished",
         subject_id=held.task.id,
         actor_id=actor.principal_id,
-        payload={"attempt": attempt_id, "reason": reason},
+        payload={"attempt": held.attempt.id, "reason": reason},
     )
-    return _result(uow, held)
 
 
 def submit_attempt(uow: UnitOfWork, actor: Actor, cmd: SubmitRequest) -> AttemptResult:
@@ -686,7 +770,7 @@ def submit_attempt(uow: UnitOfWork, actor: Actor, cmd: SubmitRequest) -> Attempt
         workflow.close_superseded(uow, task.id, submission.id)
         next_state = task.state = workflow.open_after_submission(uow, task, submission, policy)
     if next_state == "DONE":
-        _complete(uow, task)
+        mark_done(uow, task, actor_id=actor.principal_id, reason=f"submission {submission.id}")
     uow.session.flush()
     append_event(
         uow,
@@ -717,6 +801,9 @@ def _state_after_submission(
 ) -> str:
     if outcome == "PARTIAL":
         return "REVISION_NEEDED" if _has_delivery(uow, task.id) else "OPEN"
+    # A delivery is judged against the criteria it was made for; changed criteria are
+    # reconciled explicitly first, whatever the task's kind.
+    require_current_criteria(attempt.criteria_revision, task)
     if task.kind == "IMPLEMENTATION":
         if candidate is None:
             raise ValidationFailed(
@@ -798,8 +885,7 @@ def record_acceptance(
         raise InvalidTransition(
             f"a {task.kind} task completes through review, integration and validation"
         )
-    if attempt.criteria_revision != task.criteria_revision:
-        raise CriteriaChanged(attempt.criteria_revision, task.criteria_revision)
+    require_current_criteria(attempt.criteria_revision, task)
     if criteria_revision != task.criteria_revision:
         raise Conflict(
             f"criteria are at revision {task.criteria_revision}, not {criteria_revision}"
@@ -895,6 +981,13 @@ def record_recovery_disposition(
     )
     attempt.last_progress_at = held.now
     uow.session.flush()
+    if disposition == "RESTART":
+        # Starting over leaves the saved worktree behind: it is free for other work, and
+        # this attempt registers the worktree it restarts in.
+        release_worktrees(
+            uow, held.task, reason=f"recovery restart: {attempt.disposition_reason}",
+            actor_id=actor.principal_id,
+        )
     append_event(
         uow,
         project_id=held.task.project_id,
@@ -917,7 +1010,7 @@ def add_recovery_note(uow: UnitOfWork, actor: Actor, *, attempt_id: str, note: s
     ):
         raise PermissionDenied(f"only the session that ran attempt {attempt.id} may add its note")
     now = uow.now()
-    if attempt.state == "ACTIVE" and now < attempt.expires_at:
+    if attempt.state == "ACTIVE" and attempt.lease_valid_at(now):
         raise InvalidTransition(
             f"attempt {attempt.id} still holds its lease: record a checkpoint instead"
         )
@@ -963,13 +1056,13 @@ def record_adapter_event(
     if event == "RELINQUISHED":
         if attempt_id is None or generation is None:
             raise ValidationFailed("attemptId", "RELINQUISHED names the attempt and its generation")
-        relinquish_attempt(
-            uow,
-            actor,
-            attempt_id=attempt_id,
-            generation=generation,
-            reason=detail or "relinquished by the harness",
-        )
+        held = _find(uow, actor, attempt_id, reporter_ok=False)
+        # A harness hook may fire twice: an attempt this session already gave back is
+        # acknowledged, not refused.
+        if held.attempt.state != "RELINQUISHED":
+            _check_authority(held, generation, needs_disposition=False)
+            reason = clean_text("detail", detail, 2000, required=False)
+            _give_back(uow, actor, held, reason or "relinquished by the harness")
     session = identity.record_session_adapter_event(uow, actor, session_id=session_id, event=event)
     if attempt_id is not None and event != "RELINQUISHED":
         attempt = require_attempt(uow, attempt_id)
@@ -998,13 +1091,11 @@ def session_attempts(uow: UnitOfWork, session_id: str) -> list[AttemptView]:
         .where(Attempt.session_id == session_id, Attempt.state == "ACTIVE")
         .order_by(Attempt.id)
     ).all()
-    return [attempt_view(row, require_task(uow, row.task_id), now) for row in rows]
+    return [_attempt_view(uow, row, require_task(uow, row.task_id), now) for row in rows]
 
 
 def _end_attempt(uow: UnitOfWork, held: _Held, state: str, reason: str) -> None:
-    held.attempt.state = state
-    held.attempt.ended_at = held.now
-    held.attempt.end_reason = reason
+    end_attempt(held.attempt, state, reason, held.now)
     uow.session.flush()  # the attempt is no longer the active one before the task moves
     held.task.current_attempt_id = None
     held.task.updated_at = held.now
@@ -1016,25 +1107,12 @@ def _state_on_return(uow: UnitOfWork, task: Task) -> str:
     return "REVISION_NEEDED" if _has_delivery(uow, task.id) else "OPEN"
 
 
-_HELD_WORKTREES = select(Worktree).where(
-    Worktree.task_id == bindparam("task_id"), Worktree.released_at.is_(None)
-)
-
-
-def _complete(uow: UnitOfWork, task: Task) -> None:
-    """Done: release its worktrees, unblock its dependents, count toward its parent."""
-    now = uow.now()
-    for worktree in uow.session.scalars(_HELD_WORKTREES, {"task_id": task.id}):
-        worktree.released_at = now
-    dependencies.on_task_completed(uow, task)
-
-
 # --- reading --------------------------------------------------------------------------
 
 
 def get_attempt(uow: UnitOfWork, attempt_id: str) -> AttemptView:
     attempt = require_attempt(uow, attempt_id)
-    return attempt_view(attempt, require_task(uow, attempt.task_id), uow.now())
+    return _attempt_view(uow, attempt, require_task(uow, attempt.task_id), uow.now())
 
 
 def recovery_packet(uow: UnitOfWork, task_id: str) -> RecoveryPacket:
@@ -1066,12 +1144,18 @@ def recovery_packet(uow: UnitOfWork, task_id: str) -> RecoveryPacket:
     published += [s.candidate_revision for s in submissions if s.candidate_revision]
     return RecoveryPacket(
         task=task_view(uow, task),
-        attempts=tuple(attempt_view(a, task, now) for a in attempts),
+        attempts=tuple(_attempt_view(uow, a, task, now) for a in attempts),
         checkpoints=tuple(checkpoint_view(c) for c in checkpoints),
         submissions=tuple(submission_view(s) for s in submissions),
         worktrees=tuple(worktree_view(w) for w in worktrees),
         published_revisions=tuple(dict.fromkeys(published)),
         notes=tuple(_note_view(n) for n in notes),
+    )
+
+
+def _attempt_view(uow: UnitOfWork, row: Attempt, task: Task, now: datetime) -> AttemptView:
+    return attempt_view(
+        row, task, now, stale_progress_seconds=uow.settings.stale_progress_seconds
     )
 
 

@@ -145,11 +145,27 @@ def attach_to_parent(uow: UnitOfWork, child: Task, parent_id: str) -> None:
     uow.session.flush()
 
 
-def change_requiredness(uow: UnitOfWork, child: Task, required: bool) -> None:
-    if child.parent_id is not None and child.state not in ("DONE", "CLOSED"):
+def change_requiredness(
+    uow: UnitOfWork, actor: Actor, child: Task, required: bool, reason: str | None
+) -> None:
+    """Whether a child is required for its parent. A closed child that was never done
+    keeps a parent blocked; only an operator, saying why, lets the parent go without it."""
+    if child.parent_id is not None and child.state != "DONE":
+        if child.state == "CLOSED" and not required:
+            if not actor.is_operator:
+                raise PermissionDenied(
+                    f"child {child.id} was closed without being done: only an operator may "
+                    "drop it from its parent's requirements"
+                )
+            if not (reason or "").strip():
+                raise ValidationFailed(
+                    "reason", "dropping a closed child's requirement needs a reason"
+                )
         parent = lock_task(uow, child.parent_id)
         if parent.current_attempt_id is not None:
             raise InvalidTransition(f"parent {parent.id} has a current attempt")
+        if parent.state in ("DONE", "CLOSED"):
+            raise InvalidTransition(f"parent {parent.id} is {parent.state}")
         parent.blocked_count += 1 if required else -1
     child.required = required
 
@@ -171,21 +187,11 @@ def on_task_completed(uow: UnitOfWork, task: Task) -> None:
     _release_parent(uow, task)
 
 
-def on_task_closed(uow: UnitOfWork, task: Task) -> None:
-    # A closed required child no longer holds its parent back; a closed prerequisite
-    # still does (its dependents really needed that outcome: re-plan them explicitly).
-    _release_parent(uow, task)
-
-
-def on_task_reopened(uow: UnitOfWork, task: Task) -> None:
-    if task.parent_id is not None and task.required:
-        parent = lock_task(uow, task.parent_id)
-        if parent.state == "DONE":
-            raise InvalidTransition(f"parent {parent.id} is already done")
-        parent.blocked_count += 1
-
-
 def _release_parent(uow: UnitOfWork, task: Task) -> None:
+    # Only completion counts toward the parent. A required child closed without being
+    # done (rejected, deferred, duplicate, superseded) keeps its parent blocked, as a
+    # closed prerequisite keeps its dependents blocked: what they needed did not happen.
+    # Re-plan explicitly: reopen it, or an operator drops the requirement with a reason.
     if task.parent_id is not None and task.required:
         parent = lock_task(uow, task.parent_id)
         parent.blocked_count -= 1

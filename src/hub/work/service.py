@@ -13,6 +13,7 @@ from hub.work.attempts import (
     claim_task,
     get_attempt,
     hold_attempt,
+    own_live_attempt,
     reconcile_criteria,
     record_acceptance,
     record_adapter_event,
@@ -22,6 +23,7 @@ from hub.work.attempts import (
     register_worktree,
     relinquish_attempt,
     renew_lease,
+    require_own_attempt,
     session_attempts,
     submit_attempt,
 )
@@ -58,9 +60,11 @@ from hub.work.workflow import (
     get_submission,
     list_submissions,
     reopen_workflow_task,
+    repin_submission,
     return_for_revision,
     subject_of,
     task_worktrees,
+    workflow_sessions,
     workflow_tasks,
 )
 
@@ -105,6 +109,10 @@ def release_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) ->
     return task_view(uow, attempts.release_task(uow, actor, task_id=task_id, reason=reason))
 
 
+def revoke_attempt(uow: UnitOfWork, actor: Actor, *, attempt_id: str, reason: str) -> TaskView:
+    return task_view(uow, attempts.revoke_attempt(uow, actor, attempt_id=attempt_id, reason=reason))
+
+
 __all__ = [
     "AdapterEventResult",
     "AttemptResult",
@@ -140,6 +148,7 @@ __all__ = [
     "link_tasks",
     "list_submissions",
     "list_tasks",
+    "own_live_attempt",
     "reconcile_criteria",
     "record_acceptance",
     "record_adapter_event",
@@ -153,11 +162,15 @@ __all__ = [
     "renew_lease",
     "reopen_task",
     "reopen_workflow_task",
+    "repin_submission",
+    "require_own_attempt",
     "return_for_revision",
+    "revoke_attempt",
     "session_attempts",
     "session_of_attempt",
     "subject_of",
     "submit_attempt",
     "task_worktrees",
+    "workflow_sessions",
     "workflow_tasks",
 ]

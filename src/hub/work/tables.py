@@ -23,7 +23,9 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
+from sqlalchemy.ext.hybrid import hybrid_method
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.sql.elements import ColumnElement
 
 from hub.storage.base import Base, JSONDocument, UTCDateTime, one_of
 
@@ -186,6 +188,22 @@ class Attempt(Base):
     started_at: Mapped[datetime] = mapped_column(UTCDateTime)
     last_progress_at: Mapped[datetime] = mapped_column(UTCDateTime)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # An operator's early end of a live lease (the lease then ended at revoked_at).
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    revoked_by: Mapped[str | None] = mapped_column(ForeignKey("principals.id"))
+    revoke_reason: Mapped[str | None] = mapped_column(Text)
+
+    def _lease_valid_at(self, now: datetime) -> bool:
+        return now < self.expires_at
+
+    def _lease_valid_at_in_sql(cls: Any, now: datetime) -> ColumnElement[bool]:  # noqa: N805
+        return cls.expires_at > now  # type: ignore[no-any-return]
+
+    # The lease rule, its one home, in Python and in SQL: valid only while coordinator
+    # time (sampled after the lock) is before `expires_at`; equality is expired. Ending
+    # an attempt ends its lease (`hub.work.lifecycle.end_attempt`), so an ended attempt's
+    # lease is never valid.
+    lease_valid_at = hybrid_method(_lease_valid_at, _lease_valid_at_in_sql)
 
 
 class Checkpoint(Base):

@@ -25,6 +25,7 @@ from hub.projects import service as projects
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import dependencies
+from hub.work.lifecycle import release_worktrees
 from hub.work.rows import lock_task, require_task
 from hub.work.tables import (
     CLAIMABLE_STATES,
@@ -41,6 +42,8 @@ from hub.work.views import TaskView
 KINDS_NEEDING_CRITERIA = ("IMPLEMENTATION", "GENERAL", "OBJECTIVE")
 CLOSE_REASONS = ("REJECTED", "SUPERSEDED", "DUPLICATE", "DEFERRED")
 LINK_KINDS = ("DUPLICATE_OF", "RELATED", "SUPERSEDES")
+# A submission of the task is in review or integration.
+SUBMITTED_STATES = ("AWAITING_REVIEW", "AWAITING_INTEGRATION")
 READY = text("tasks.state IN ('OPEN', 'REVISION_NEEDED') AND tasks.blocked_count = 0")
 MAX_CRITERIA = 50
 
@@ -70,6 +73,7 @@ class TaskEdit:
     priority: int | None = None
     acceptance_criteria: Sequence[str] | None = None
     required: bool | None = None
+    reason: str | None = None  # why; required when dropping a closed child's requirement
 
 
 @dataclass(frozen=True)
@@ -186,8 +190,9 @@ def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
     if cmd.priority is not None:
         task.priority = bounded_int("priority", cmd.priority, -1000, 1000)
         changed.append("priority")
+    reason = clean_text("reason", cmd.reason or "", 2000, required=False) or None
     if cmd.required is not None and cmd.required != task.required:
-        dependencies.change_requiredness(uow, task, cmd.required)
+        dependencies.change_requiredness(uow, actor, task, cmd.required, reason)
         changed.append("required")
     now = uow.now()
     if cmd.acceptance_criteria is not None:
@@ -196,6 +201,14 @@ def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
         )
         if task.kind in KINDS_NEEDING_CRITERIA and not criteria:
             raise ValidationFailed("acceptanceCriteria", f"a {task.kind} task needs at least one")
+        if criteria != current_criteria(uow, task) and task.state in SUBMITTED_STATES:
+            # Its submission was made against the current revision; new criteria would
+            # let review and integration accept it against criteria it was not made for.
+            raise InvalidTransition(
+                f"task {task.id} is {task.state}: its submission is judged against criteria "
+                f"revision {task.criteria_revision}; reject it in review (or let it finish) "
+                "before changing the criteria"
+            )
         if criteria != current_criteria(uow, task):
             # A new criteria revision: attempts keep the revision they acknowledged and
             # must reconcile explicitly before completing against the new one.
@@ -226,6 +239,7 @@ def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
             "revision": task.revision,
             "criteriaRevision": task.criteria_revision,
             "changed": changed,
+            "reason": reason,
         },
     )
     return task_view(uow, task)
@@ -277,7 +291,8 @@ def close_task(
         clean_text("reopenCondition", reopen_condition or "", 2000, required=False) or None
     )
     task.updated_at = uow.now()
-    dependencies.on_task_closed(uow, task)
+    uow.session.flush()
+    release_worktrees(uow, task, reason=f"task closed: {reason}", actor_id=actor.principal_id)
     append_event(
         uow,
         project_id=task.project_id,
@@ -295,7 +310,6 @@ def reopen_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> 
     if task.state != "CLOSED":
         raise InvalidTransition(f"only a closed task can be reopened; {task.id} is {task.state}")
     reason = clean_text("reason", reason, 2000)
-    dependencies.on_task_reopened(uow, task)
     task.state = "OPEN"
     task.updated_at = uow.now()
     append_event(
@@ -439,7 +453,7 @@ def current_criteria(uow: UnitOfWork, task: Task, revision: int | None = None) -
 
 def effective_state(task: Task, current: Attempt | None, now: datetime) -> str:
     """Expiry is judged at read time: no background job has to run for it to be true."""
-    if task.state == "IN_PROGRESS" and current is not None and now >= current.expires_at:
+    if task.state == "IN_PROGRESS" and current is not None and not current.lease_valid_at(now):
         return "RECOVERY_CANDIDATE"
     if task.state in CLAIMABLE_STATES and task.blocked_count > 0:
         return "BLOCKED"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from hub.work.tables import Attempt, Checkpoint, Submission, Task, Worktree
@@ -40,8 +40,14 @@ class AttemptView:
     last_progress_at: datetime
     ended_at: datetime | None
     end_reason: str | None
+    revoked_at: datetime | None
+    revoked_by: str | None
+    revoke_reason: str | None
     is_current: bool
-    lease_expired: bool
+    # Judged at read time, each meaning one thing (see docs/workflow.md):
+    lease_expired: bool  # coordinator time has reached expires_at (ended attempts: always)
+    holds_authority: bool  # the live, current attempt at the task's generation: may act
+    stale_progress: bool  # live, but no progress for the stale-progress threshold
 
     @property
     def lease(self) -> LeaseView:
@@ -168,7 +174,11 @@ class RecoveryPacket:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def attempt_view(row: Attempt, task: Task, now: datetime) -> AttemptView:
+def attempt_view(
+    row: Attempt, task: Task, now: datetime, *, stale_progress_seconds: int
+) -> AttemptView:
+    is_current = task.current_attempt_id == row.id
+    live = row.state == "ACTIVE" and row.lease_valid_at(now)
     return AttemptView(
         id=row.id,
         project_id=row.project_id,
@@ -191,9 +201,15 @@ def attempt_view(row: Attempt, task: Task, now: datetime) -> AttemptView:
         last_progress_at=row.last_progress_at,
         ended_at=row.ended_at,
         end_reason=row.end_reason,
-        is_current=task.current_attempt_id == row.id,
-        # Equality is expired (contract, claim rule 5).
-        lease_expired=row.state == "ACTIVE" and now >= row.expires_at,
+        revoked_at=row.revoked_at,
+        revoked_by=row.revoked_by,
+        revoke_reason=row.revoke_reason,
+        is_current=is_current,
+        lease_expired=not row.lease_valid_at(now),
+        holds_authority=live and is_current and task.generation == row.generation,
+        # A warning only: it never ends a lease or changes anything.
+        stale_progress=live
+        and now - row.last_progress_at >= timedelta(seconds=stale_progress_seconds),
     )
 
 

@@ -21,7 +21,7 @@ from hub.events.service import append_event
 from hub.ids import new_id
 from hub.projects.service import PolicyView
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work import dependencies
+from hub.work.lifecycle import end_attempt, mark_done, require_current_criteria
 from hub.work.rows import lock_task, require_task
 from hub.work.tables import Attempt, Submission, Task, TaskCriteria, Worktree
 from hub.work.tasks import task_view
@@ -172,6 +172,55 @@ def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: str) -> list[TaskV
     return [task_view(uow, row) for row in rows]
 
 
+def workflow_sessions(uow: UnitOfWork, submission_id: str, kind: str) -> frozenset[str]:
+    """The sessions that have held an attempt on the submission's review (or
+    integration) tasks."""
+    rows = uow.session.scalars(
+        select(Attempt.session_id)
+        .join(Task, Task.id == Attempt.task_id)
+        .where(Task.subject_submission_id == submission_id, Task.kind == kind)
+    ).all()
+    return frozenset(rows)
+
+
+def repin_submission(
+    uow: UnitOfWork, submission_id: str, policy: PolicyView, *, reason: str
+) -> SubmissionView:
+    """Pin a submission waiting for review to another policy revision (an operator's
+    decision, made in the review module): open the agent reviews it now needs, close
+    the unclaimed review tasks it no longer needs."""
+    row = uow.session.get_one(Submission, submission_id)
+    task = lock_task(uow, row.task_id)
+    if task.state != "AWAITING_REVIEW":
+        raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting review")
+    row.policy_revision = policy.revision
+    needed = (
+        policy.required_agent_approvals
+        if policy.review_policy in ("AGENT", "AGENT_AND_HUMAN")
+        else 0
+    )
+    reviews = uow.session.scalars(
+        select(Task)
+        .where(
+            Task.subject_submission_id == row.id,
+            Task.kind == "REVIEW",
+            Task.state != "CLOSED",
+        )
+        .order_by(Task.id)
+    ).all()
+    for index in range(len(reviews), needed):
+        _workflow_task(uow, task, row, "REVIEW", f"Review: {task.title} ({index + 1} of {needed})")
+    unclaimed = [r for r in reviews if r.state == "OPEN"]
+    for surplus in unclaimed[: max(0, len(reviews) - needed)]:
+        surplus = lock_task(uow, surplus.id)
+        surplus.state = "CLOSED"
+        surplus.close_reason = "SUPERSEDED"
+        surplus.close_note = f"policy re-pinned: {reason}"
+        surplus.updated_at = uow.now()
+    uow.session.flush()
+    return submission_view(row)
+
+
 def not_reviewable_by(session_id: str | ColumnElement[str]) -> Select[str]:
     """Submissions a session contributed to, or already reviews: it may not claim
     (another of) their review tasks."""
@@ -215,20 +264,17 @@ def check_independent_reviewer(uow: UnitOfWork, task: Task, session_id: str) -> 
         )
 
 
-def finish_workflow_attempt(uow: UnitOfWork, attempt_id: str, reason: str) -> None:
+def finish_workflow_attempt(
+    uow: UnitOfWork, attempt_id: str, reason: str, *, actor_id: str
+) -> None:
     """A review or integration attempt delivered its decision: the attempt completes and
-    so does its task. Called inside the operation that checked the attempt's authority."""
+    so does its task (which unblocks whatever depends on it). Called inside the operation
+    that checked the attempt's authority."""
     attempt = uow.session.get_one(Attempt, attempt_id)
     task = lock_task(uow, attempt.task_id)
-    now = uow.now()
-    attempt.state = "COMPLETED"
-    attempt.ended_at = now
-    attempt.end_reason = reason
+    end_attempt(attempt, "COMPLETED", reason, uow.now())
     uow.session.flush()
-    task.current_attempt_id = None
-    task.state = "DONE"
-    task.updated_at = now
-    uow.session.flush()
+    mark_done(uow, task, actor_id=actor_id, reason=reason)
 
 
 def return_for_revision(uow: UnitOfWork, task_id: str, *, reason: str, actor_id: str) -> None:
@@ -278,9 +324,7 @@ def reopen_workflow_task(uow: UnitOfWork, task_id: str, *, reason: str, actor_id
     now = uow.now()
     if task.current_attempt_id is not None:
         attempt = uow.session.get_one(Attempt, task.current_attempt_id)
-        attempt.state = "RELINQUISHED"
-        attempt.ended_at = now
-        attempt.end_reason = reason
+        end_attempt(attempt, "RELINQUISHED", reason, now)
         uow.session.flush()
         task.current_attempt_id = None
     task.state = "OPEN"
@@ -300,22 +344,11 @@ def complete_delivery(uow: UnitOfWork, task_id: str, *, actor_id: str, reason: s
     task = lock_task(uow, task_id)
     if task.state != "AWAITING_INTEGRATION":
         raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting integration")
-    now = uow.now()
-    task.state = "DONE"
-    task.updated_at = now
-    for worktree in uow.session.scalars(
-        select(Worktree).where(Worktree.task_id == task.id, Worktree.released_at.is_(None))
-    ):
-        worktree.released_at = now
-    dependencies.on_task_completed(uow, task)
-    append_event(
-        uow,
-        project_id=task.project_id,
-        kind="task.done",
-        subject_id=task.id,
-        actor_id=actor_id,
-        payload={"reason": reason},
-    )
+    delivered = current_submission(uow, task.id)
+    if delivered is None:
+        raise InvalidTransition(f"task {task.id} has no delivered submission")
+    require_current_criteria(delivered.criteria_revision, task)
+    mark_done(uow, task, actor_id=actor_id, reason=reason)
 
 
 def awaiting_review(uow: UnitOfWork) -> list[tuple[TaskView, SubmissionView]]:
@@ -349,9 +382,7 @@ def _close_open_workflow_tasks(
         row = lock_task(uow, row.id)
         if row.current_attempt_id is not None:
             attempt = uow.session.get_one(Attempt, row.current_attempt_id)
-            attempt.state = "SUPERSEDED"
-            attempt.ended_at = uow.now()
-            attempt.end_reason = reason
+            end_attempt(attempt, "SUPERSEDED", reason, uow.now())
             uow.session.flush()
             row.current_attempt_id = None
         row.state = "CLOSED"

@@ -1,0 +1,83 @@
+"""Where tasks and attempts leave active work: the one way to end an attempt, the one way
+a task becomes done, and releasing what active work held.
+
+Every path that reaches DONE (a non-code acceptance, a validated integration, a
+recorded review or integration decision) goes through `mark_done`, so every one of
+them unblocks dependents, counts toward the parent and releases worktrees. Every
+path that ends an attempt goes through `end_attempt`, so an ended attempt's lease
+ends with it (its `expires_at` is never later than its end): a replayed claim of a
+relinquished attempt cannot look alive. See docs/workflow.md.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import bindparam, select
+
+from hub.events.service import append_event
+from hub.storage.unit_of_work import UnitOfWork
+from hub.work import dependencies
+from hub.work.errors import CriteriaChanged
+from hub.work.tables import Attempt, Task, Worktree
+
+_HELD_WORKTREES = (
+    select(Worktree)
+    .where(Worktree.task_id == bindparam("task_id"), Worktree.released_at.is_(None))
+    .order_by(Worktree.id)
+)
+
+
+def end_attempt(attempt: Attempt, state: str, reason: str, now: datetime) -> None:
+    """End an attempt: terminal state, end time, reason, and its lease ends now."""
+    attempt.state = state
+    attempt.ended_at = now
+    attempt.end_reason = reason
+    attempt.expires_at = min(attempt.expires_at, now)
+
+
+def release_worktrees(uow: UnitOfWork, task: Task, *, reason: str, actor_id: str | None) -> None:
+    """A task that leaves active work (done, closed, restarted) frees its worktrees for
+    other tasks; each release is an event."""
+    now = uow.now()
+    for worktree in uow.session.scalars(_HELD_WORKTREES, {"task_id": task.id}).all():
+        worktree.released_at = now
+        append_event(
+            uow,
+            project_id=task.project_id,
+            kind="worktree.released",
+            subject_id=task.id,
+            actor_id=actor_id,
+            payload={"worktree": worktree.identity, "reason": reason},
+        )
+    uow.session.flush()
+
+
+def mark_done(uow: UnitOfWork, task: Task, *, actor_id: str | None, reason: str) -> None:
+    """The task's required outcome is complete: the only way any task becomes DONE.
+
+    The caller holds the task row lock and has already ended its attempt (state and
+    current attempt change together: the CHECK on tasks holds them so).
+    """
+    task.state = "DONE"
+    task.current_attempt_id = None
+    task.updated_at = uow.now()
+    uow.session.flush()
+    release_worktrees(uow, task, reason="task done", actor_id=actor_id)
+    dependencies.on_task_completed(uow, task)
+    append_event(
+        uow,
+        project_id=task.project_id,
+        kind="task.done",
+        subject_id=task.id,
+        actor_id=actor_id,
+        payload={"kind": task.kind, "reason": reason},
+    )
+
+
+def require_current_criteria(used: int, task: Task) -> None:
+    """Completion is judged against the criteria revision the work was done for: if the
+    criteria changed since, an explicit reconciliation comes first (`reconcileCriteria`
+    while the attempt is live). Every path to completion calls this."""
+    if used != task.criteria_revision:
+        raise CriteriaChanged(used, task.criteria_revision)
