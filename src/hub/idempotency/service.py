@@ -5,6 +5,27 @@ A service function calls `recall` first: an identical retry gets the stored resu
 under the same key is `IdempotencyConflict`, and a pruned receipt is
 `IdempotencyReceiptExpired` — never a silent second execution. After doing the work
 it calls `remember` in the same transaction.
+
+Twins. A client that retries after a timeout while its first request still runs sends
+an identical request concurrently. On PostgreSQL (READ COMMITTED) the twin would read
+"no receipt" while the first is uncommitted and then decide on that stale knowledge
+(the resource is taken, the attempt is completed: a conflict with itself). So `recall`
+first takes a transaction-scoped advisory lock on (principal, operation, key), and
+reads the receipt in a new statement, with a new snapshot: the twin waits for the
+first request's commit (or rollback) and then sees its receipt. SQLite needs no lock:
+one writer at a time. Rules for a keyed operation:
+
+- call `recall` before any decision that depends on state the first request changes.
+  Row locks taken before it (the session, the task) are fine: a twin waits there too
+  and re-reads the locked row afterwards.
+- Lock order: whatever an operation locks before `recall` comes before the key's lock,
+  the rest after. Only requests under the same (principal, operation, key) meet on
+  that lock, and identical twins take every lock in the same order, so they never
+  deadlock. Two *different* requests under one key (a client error, answered
+  `IdempotencyConflict`) could lock rows in opposite orders; PostgreSQL detects that
+  deadlock and `Runtime.write` runs the loser again.
+- The receipts' primary key stays the backstop: a receipt written twice fails the
+  second writer's insert, and `Runtime.write` runs it again, as a replay.
 """
 
 from __future__ import annotations
@@ -15,7 +36,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result, bindparam, delete, insert, select, update
+from sqlalchemy import CursorResult, Result, bindparam, delete, insert, select, text, update
 
 from hub.errors import IdempotencyConflict, IdempotencyReceiptExpired, ValidationFailed
 from hub.idempotency.tables import Receipt
@@ -33,6 +54,9 @@ _RECEIPT = select(_RECEIPTS.c.fingerprint, _RECEIPTS.c.result, _RECEIPTS.c.tombs
     _RECEIPTS.c.key == bindparam("key"),
 )
 _INSERT_RECEIPT = insert(_RECEIPTS)
+# Held until the transaction ends; a 64-bit hash of the receipt's identity (a collision
+# only makes two unrelated requests wait for each other).
+_LOCK_KEY = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 
 
 @dataclass(frozen=True)
@@ -62,6 +86,12 @@ def recall(
         return None
     if len(key) > MAX_KEY_LENGTH or not key.strip():
         raise ValidationFailed("idempotencyKey", f"must be 1-{MAX_KEY_LENGTH} characters")
+    if uow.dialect == "postgresql":
+        # A concurrent twin holds this until it commits: then its receipt is visible to
+        # the read below, a new statement (see the module docstring).
+        uow.session.execute(
+            _LOCK_KEY, {"key": f"hub:receipt:{actor.principal_id}:{operation}:{key}"}
+        )
     row = uow.session.execute(
         _RECEIPT, {"principal": actor.principal_id, "operation": operation, "key": key}
     ).first()

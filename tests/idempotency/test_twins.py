@@ -1,0 +1,279 @@
+"""Twin requests: every keyed mutation answers a concurrent identical request as a replay.
+
+A client that retries after a timeout while its first request is still running sends a
+twin (same idempotency key, same body) that arrives while the first holds its locks.
+Both must get the same successful answer, the later one marked `replay`, and the
+effect must happen once. The table below has one case per keyed mutation; the schema
+decides which mutations are keyed (an input with an `idempotencyKey` field), so a
+mutation that gains a key fails `test_every_keyed_mutation_has_a_twin_case` until it has
+a case here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import graphql
+import pytest
+
+from hub.api.schema import export_sdl
+from hub.clock import ManualClock
+from hub.storage.database import Database
+from tests.support import work
+from tests.support.client import Api
+from tests.support.sql import fetch_value
+from tests.support.twins import (
+    Agent,
+    Scene,
+    attempt_input,
+    awaiting_integration,
+    awaiting_review,
+    expired,
+    holding,
+    send_twins,
+)
+from tests.support.workflow import sha
+
+ROUNDS = 3  # twins per mutation and backend, each on a fresh stage
+
+
+@dataclass(frozen=True)
+class Twin:
+    """One keyed request, ready to be sent twice, and how to count what it did."""
+
+    sender: Api
+    input: dict[str, Any]
+    names: str  # payload fields naming what the request made or touched
+    effect: str  # SQL counting the request's effect: exactly 1 after both twins
+    params: dict[str, Any]
+
+
+# --- the table: one case per keyed mutation ---------------------------------------------
+
+
+def create_task(scene: Scene) -> Twin:
+    project = work.create_project(scene.operator)
+    title = f"twin {work.key()}"
+    return Twin(
+        scene.agent().api,
+        {"projectId": project, "kind": "GENERAL", "title": title,
+         "acceptanceCriteria": ["it works"], "idempotencyKey": work.key()},
+        "task { id state }",
+        "SELECT count(*) FROM tasks WHERE title = :title", {"title": title},
+    )
+
+
+def claim_task(scene: Scene) -> Twin:
+    project = work.create_project(scene.operator)
+    task = work.new_task(scene.operator, project)
+    return Twin(
+        scene.agent().api,
+        {"projectId": project, "taskId": task, "idempotencyKey": work.key()},
+        "task { id state } attempt { id generation expiresAt }",
+        "SELECT count(*) FROM attempts WHERE task_id = :task", {"task": task},
+    )
+
+
+def claim_recovery(scene: Scene) -> Twin:
+    held = expired(scene)
+    return Twin(
+        scene.agent().api,
+        {"taskId": held.task, "idempotencyKey": work.key()},
+        "task { id state } attempt { id generation kind }",
+        "SELECT count(*) FROM attempts WHERE task_id = :task AND kind = 'RECOVERY'",
+        {"task": held.task},
+    )
+
+
+def renew_lease(scene: Scene) -> Twin:
+    held = holding(scene)
+    scene.clock.advance(60)  # so that the renewal moves the expiry
+    return Twin(
+        held.agent.api,
+        attempt_input(held),
+        "attempt { id expiresAt } lease { expiresAt }",
+        "SELECT count(*) FROM events WHERE kind = 'lease.renewed' AND subject_id = :task",
+        {"task": held.task},
+    )
+
+
+def record_checkpoint(scene: Scene) -> Twin:
+    held = holding(scene)
+    return Twin(
+        held.agent.api,
+        attempt_input(held, summary="halfway"),
+        "checkpoint { id }",
+        "SELECT count(*) FROM checkpoints WHERE attempt_id = :attempt",
+        {"attempt": held.attempt["id"]},
+    )
+
+
+def submit_attempt(scene: Scene) -> Twin:
+    held = holding(scene)
+    assert work.accept(held.agent.api, held.attempt)["__typename"] == "AttemptPayload"
+    return Twin(
+        held.agent.api,
+        attempt_input(held, outcome="DELIVERED", result="done"),
+        "task { id state } attempt { id state } submission { id }",
+        "SELECT count(*) FROM submissions WHERE attempt_id = :attempt",
+        {"attempt": held.attempt["id"]},
+    )
+
+
+def register_job(scene: Scene) -> Twin:
+    held = holding(scene)
+    return Twin(
+        held.agent.api,
+        attempt_input(held, jobId=f"job-{work.key()[:8]}", producer="pytest", runnerHost="ws-1",
+                      checkout="/src/checkout-1", operation="test", invocation="pytest -q"),
+        "job { id status }",
+        "SELECT count(*) FROM jobs WHERE attempt_id = :attempt", {"attempt": held.attempt["id"]},
+    )
+
+
+def acquire_resources(scene: Scene) -> Twin:
+    held = holding(scene)
+    resource = define_resource(scene.operator, held.project)
+    return Twin(
+        held.agent.api,
+        attempt_input(held, requests=[{"resourceId": resource, "units": 1}]),
+        "reservations { id resourceId state }",
+        "SELECT count(*) FROM reservations WHERE attempt_id = :attempt",
+        {"attempt": held.attempt["id"]},
+    )
+
+
+def submit_review(scene: Scene) -> Twin:
+    delivery, reviewer, attempt = awaiting_review(scene)
+    return Twin(
+        reviewer.api,
+        {"attemptId": attempt["id"], "generation": attempt["generation"],
+         "submissionId": delivery.submission, "decision": "APPROVE", "summary": "looks right",
+         "findings": [], "evidence": ["ran the tests"], "idempotencyKey": work.key()},
+        "review { id decision } status { approved }",
+        "SELECT count(*) FROM reviews WHERE submission_id = :submission",
+        {"submission": delivery.submission},
+    )
+
+
+def claim_integration(scene: Scene) -> Twin:
+    delivery = awaiting_integration(scene)
+    return Twin(
+        scene.agent().api,
+        {"submissionId": delivery.submission, "observedTargetRevision": sha("a"),
+         "idempotencyKey": work.key()},
+        "integration { id state reservationHeld } attempt { id generation }",
+        "SELECT count(*) FROM integrations WHERE submission_id = :submission",
+        {"submission": delivery.submission},
+    )
+
+
+CASES: dict[str, Callable[[Scene], Twin]] = {
+    "acquireResources": acquire_resources,
+    "claimIntegration": claim_integration,
+    "claimRecovery": claim_recovery,
+    "claimTask": claim_task,
+    "createTask": create_task,
+    "recordCheckpoint": record_checkpoint,
+    "registerJob": register_job,
+    "renewLease": renew_lease,
+    "submitAttempt": submit_attempt,
+    "submitReview": submit_review,
+    # Mutations that gain an idempotency key get their case here (relinquishAttempt,
+    # recordIntegrationResult, recordValidation, reconcileIntegration, operator mutations…).
+}
+
+
+def define_resource(operator: Api, project: str) -> str:
+    payload = operator.mutate(
+        "defineResource",
+        {"projectId": project, "key": f"db-{work.key()[:8]}", "scope": "PROJECT",
+         "mode": "EXCLUSIVE"},
+        "... on ResourcePayload { resource { id } }",
+    )
+    assert payload["__typename"] == "ResourcePayload", payload
+    return str(payload["resource"]["id"])
+
+
+# --- what the schema says ---------------------------------------------------------------
+
+
+@cache
+def schema() -> graphql.GraphQLSchema:
+    return graphql.build_schema(export_sdl())
+
+
+def keyed_mutations() -> set[str]:
+    """Mutations whose input carries an idempotency key."""
+    mutation = schema().mutation_type
+    assert mutation is not None
+    keyed = set()
+    for name, field in mutation.fields.items():
+        argument = field.args.get("input")
+        if argument is None:
+            continue
+        input_type = graphql.get_named_type(argument.type)
+        if isinstance(input_type, graphql.GraphQLInputObjectType) and (
+            "idempotencyKey" in input_type.fields
+        ):
+            keyed.add(name)
+    return keyed
+
+
+def payload_type(mutation: str) -> graphql.GraphQLObjectType:
+    """The one member of the mutation's result union that is not a Problem."""
+    root = schema().mutation_type
+    assert root is not None
+    result = graphql.get_named_type(root.fields[mutation].type)
+    members = result.types if isinstance(result, graphql.GraphQLUnionType) else [result]
+    payloads = [
+        member
+        for member in members
+        if isinstance(member, graphql.GraphQLObjectType)
+        and "Problem" not in {interface.name for interface in member.interfaces}
+    ]
+    assert len(payloads) == 1, f"{mutation}: {payloads}"
+    return payloads[0]
+
+
+# --- the tests ----------------------------------------------------------------------------
+
+
+def test_every_keyed_mutation_has_a_twin_case() -> None:
+    keyed = keyed_mutations()
+    assert keyed, "the schema has no keyed mutation: the discovery is broken"
+    missing = sorted(keyed - set(CASES))
+    assert not missing, f"keyed mutations without a twin case in {__name__}.CASES: {missing}"
+    unkeyed = sorted(set(CASES) - keyed)
+    assert not unkeyed, f"twin cases for mutations that take no idempotency key: {unkeyed}"
+
+
+@pytest.mark.parametrize("mutation", sorted(CASES))
+def test_twin_requests_get_the_same_answer_and_one_effect(
+    mutation: str,
+    operator: Any,
+    agent: Callable[[], Agent],
+    clock: ManualClock,
+    database: Database,
+) -> None:
+    payload = payload_type(mutation)
+    has_replay = "replay" in payload.fields
+    scene = Scene(operator.api, agent, clock)
+    for round_ in range(ROUNDS):
+        twin = CASES[mutation](scene)
+        selection = f"... on {payload.name} {{ {'replay ' if has_replay else ''}{twin.names} }}"
+        answers = send_twins(twin.sender, mutation, twin.input, selection)
+        for answer in answers:
+            assert answer["__typename"] == payload.name, (
+                f"round {round_}: a twin {mutation} was refused: {answer}"
+            )
+        first, second = (dict(answer) for answer in answers)
+        if has_replay:
+            replays = sorted([first.pop("replay"), second.pop("replay")])
+            assert replays == [False, True], f"round {round_}: replay flags {answers}"
+        assert first == second, f"round {round_}: the twins' answers differ"
+        effects = fetch_value(database, twin.effect, **twin.params)
+        assert effects == 1, f"round {round_}: {mutation} took effect {effects} times"
