@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import sqlalchemy as sa
@@ -31,3 +32,21 @@ def every_stored_value(database: Database) -> list[tuple[str, str, str]]:
                     if value is not None:
                         found.append((table.name, str(column), str(value)))
     return found
+
+
+def decoded(value: Any) -> Any:
+    """A JSON column's value: PostgreSQL hands it back decoded, SQLite as text."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def events_of(database: Database, kind: str) -> list[dict[str, Any]]:
+    """Stored events of one kind, oldest first: their subject, actor and payload."""
+    rows = fetch_all(
+        database,
+        "SELECT subject_id, actor_id, payload FROM events WHERE kind = :k ORDER BY id",
+        k=kind,
+    )
+    return [
+        {"subject": row["subject_id"], "actor": row["actor_id"], **decoded(row["payload"])}
+        for row in rows
+    ]

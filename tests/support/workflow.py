@@ -39,10 +39,11 @@ def deliver(
     candidate: str = sha("b"),
     task: str | None = None,
     attempt: dict[str, Any] | None = None,
+    worktree: str | None = None,
     **task_fields: Any,
 ) -> Delivery:
     """Claim an implementation task (unless `attempt` already holds it), register its
-    worktree, checkpoint, submit."""
+    worktree (`wt-<task>` unless named), checkpoint, submit."""
     project = project or work.create_project(operator)
     repository = repository or work.add_repository(operator, project)
     task = task or work.new_task(operator, project, kind="IMPLEMENTATION", **task_fields)
@@ -53,7 +54,7 @@ def deliver(
             "attemptId": attempt["id"],
             "generation": attempt["generation"],
             "repositoryId": repository,
-            "worktreeId": f"wt-{task}",
+            "worktreeId": worktree or f"wt-{task}",
             "path": f"/src/{task}",
             "branch": f"hub/{task[-6:]}",
             "baseRevision": sha("a"),
@@ -98,6 +99,18 @@ def review(
     )
 
 
+def human_review(
+    human: Api, submission: str, decision: str = "APPROVE", summary: str = "read the diff"
+) -> dict[str, Any]:
+    """A human's decision, with the human principal's own (personal) token."""
+    return human.mutate(
+        "recordHumanReview",
+        {"submissionId": submission, "decision": decision, "summary": summary},
+        f"... on ReviewPayload {{ review {{ id reviewerKind principalId decision }}"
+        f" {REVIEW_STATUS} }}",
+    )
+
+
 def approve_by_new_reviewer(reviewer: Api, project: str, submission: str) -> dict[str, Any]:
     claim = claim_review(reviewer, project)
     assert claim["__typename"] == "ClaimPayload", claim
@@ -132,6 +145,7 @@ def report(
     branch: str = "main",
     **fields: Any,
 ) -> dict[str, Any]:
+    """`recordIntegrationResult`; `fields` adds e.g. `verifiedHow` and `note`."""
     data: dict[str, Any] = {
         "attemptId": claim["attempt"]["id"],
         "generation": claim["attempt"]["generation"],
@@ -187,3 +201,16 @@ def validate(
         f"... on RecordValidationPayload {{ replay validation {{ id passed evidenceIds }}"
         f" {INTEGRATION} }}",
     )
+
+
+def take_to_done(
+    reviewer: Api, integrator: Api, delivery: Delivery, result: str = sha("c")
+) -> None:
+    """An independent approval, then integration published and validated: code done."""
+    approve_by_new_reviewer(reviewer, delivery.project, delivery.submission)
+    claim = claim_integration(integrator, delivery.submission)
+    assert claim["__typename"] == "ClaimIntegrationPayload", claim
+    published = report(integrator, claim, "PUBLISHED", base=sha("a"), result=result)
+    assert published["__typename"] == "IntegrationPayload", published
+    validated = validate(integrator, claim, result)
+    assert validated["__typename"] == "RecordValidationPayload", validated

@@ -92,7 +92,8 @@ _INTEGRATION_FIELDS = (
     " targetBranch candidateRevision policyRevision expectedBaseRevision resultRevision state"
     " reservationHeld createdAt updatedAt"
     " reports { id outcome baseRevision resultRevision verifiedHow note reportedBy createdAt }"
-    " validations { id integrationId resultRevision passed evidenceIds summary reportedBy createdAt }"
+    " validations { id integrationId resultRevision passed evidenceIds summary reportedBy"
+    " createdAt }"
 )
 _INTEGRATION_PAYLOAD = f"integration {{ {_INTEGRATION_FIELDS} }} serverTime"
 

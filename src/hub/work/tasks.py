@@ -271,19 +271,13 @@ def close_task(
     if reason in ("SUPERSEDED", "DUPLICATE") and not related_task_id:
         raise ValidationFailed("relatedTaskId", f"{reason} needs the task that replaces this one")
     if related_task_id is not None:
-        link_kind = "DUPLICATE_OF" if reason == "DUPLICATE" else "RELATED"
+        related = require_task_in(uow, task.project_id, related_task_id, field="relatedTaskId")
+        if related.id == task.id:
+            raise ValidationFailed("relatedTaskId", "a task cannot be related to itself")
         if reason == "SUPERSEDED":
-            _link(
-                uow,
-                actor,
-                require_task_in(uow, task.project_id, related_task_id),
-                task,
-                "SUPERSEDES",
-            )
+            _link(uow, actor, related, task, "SUPERSEDES")
         else:
-            _link(
-                uow, actor, task, require_task_in(uow, task.project_id, related_task_id), link_kind
-            )
+            _link(uow, actor, task, related, "DUPLICATE_OF" if reason == "DUPLICATE" else "RELATED")
     task.state = "CLOSED"
     task.close_reason = reason
     task.close_note = clean_text("note", note, 10_000, required=False)
