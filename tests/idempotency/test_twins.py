@@ -35,7 +35,8 @@ from tests.support.twins import (
     holding,
     send_twins,
 )
-from tests.support.workflow import sha
+from tests.support.workflow import claim_integration as claim_integration_of
+from tests.support.workflow import evidence_of, report, sha
 
 ROUNDS = 3  # twins per mutation and backend, each on a fresh stage
 
@@ -171,6 +172,79 @@ def claim_integration(scene: Scene) -> Twin:
     )
 
 
+def relinquish_attempt(scene: Scene) -> Twin:
+    held = holding(scene)
+    return Twin(
+        held.agent.api,
+        attempt_input(held, reason="out of budget"),
+        "task { id state } attempt { id state }",
+        "SELECT count(*) FROM events WHERE kind = 'attempt.relinquished' AND subject_id = :task",
+        {"task": held.task},
+    )
+
+
+def integrating(scene: Scene) -> tuple[Agent, dict[str, Any]]:
+    """An integrator holding a claimed integration of a delivered candidate."""
+    delivery = awaiting_integration(scene)
+    integrator = scene.agent()
+    claim = claim_integration_of(integrator.api, delivery.submission)
+    assert claim["__typename"] == "ClaimIntegrationPayload", claim
+    return integrator, claim
+
+
+def integration_input(claim: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {
+        "attemptId": claim["attempt"]["id"],
+        "generation": claim["attempt"]["generation"],
+        "integrationId": claim["integration"]["id"],
+        "idempotencyKey": work.key(),
+        **fields,
+    }
+
+
+def record_integration_result(scene: Scene) -> Twin:
+    integrator, claim = integrating(scene)
+    return Twin(
+        integrator.api,
+        integration_input(
+            claim, outcome="PUBLISHED", targetBranch="main", baseRevision=sha("a"),
+            resultRevision=sha("c"),
+        ),
+        "integration { id state resultRevision reservationHeld }",
+        "SELECT count(*) FROM integration_reports WHERE integration_id = :integration",
+        {"integration": claim["integration"]["id"]},
+    )
+
+
+def record_validation(scene: Scene) -> Twin:
+    integrator, claim = integrating(scene)
+    published = report(integrator.api, claim, "PUBLISHED", base=sha("a"), result=sha("c"))
+    assert published["__typename"] == "IntegrationPayload", published
+    evidence = evidence_of(integrator.api, claim, sha("c"))
+    return Twin(
+        integrator.api,
+        integration_input(claim, resultRevision=sha("c"), passed=True, evidenceIds=[evidence]),
+        "validation { id passed } integration { id state }",
+        "SELECT count(*) FROM validations WHERE integration_id = :integration",
+        {"integration": claim["integration"]["id"]},
+    )
+
+
+def reconcile_integration(scene: Scene) -> Twin:
+    integrator, claim = integrating(scene)
+    uncertain = report(integrator.api, claim, "UNCERTAIN")
+    assert uncertain["__typename"] == "IntegrationPayload", uncertain
+    return Twin(
+        integrator.api,
+        {"integrationId": claim["integration"]["id"], "remoteRevision": sha("9"),
+         "published": True, "idempotencyKey": work.key()},
+        "integration { id state resultRevision reservationHeld }",
+        "SELECT count(*) FROM integration_reports WHERE integration_id = :integration"
+        " AND outcome = 'RECONCILED'",
+        {"integration": claim["integration"]["id"]},
+    )
+
+
 CASES: dict[str, Callable[[Scene], Twin]] = {
     "acquireResources": acquire_resources,
     "claimIntegration": claim_integration,
@@ -182,8 +256,10 @@ CASES: dict[str, Callable[[Scene], Twin]] = {
     "renewLease": renew_lease,
     "submitAttempt": submit_attempt,
     "submitReview": submit_review,
-    # Mutations that gain an idempotency key get their case here (relinquishAttempt,
-    # recordIntegrationResult, recordValidation, reconcileIntegration, operator mutations…).
+    "relinquishAttempt": relinquish_attempt,
+    "recordIntegrationResult": record_integration_result,
+    "recordValidation": record_validation,
+    "reconcileIntegration": reconcile_integration,
 }
 
 

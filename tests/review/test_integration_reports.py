@@ -65,7 +65,8 @@ def test_an_operators_reconciliation_is_reported_as_the_operators(operator, agen
     reconciled = operator.api.mutate(
         "reconcileIntegration",
         {"integrationId": claim["integration"]["id"], "remoteRevision": sha("9"),
-         "published": True, "verifiedHow": "VERIFIED_BY_HOST", "note": "checked on the forge"},
+         "published": True, "verifiedHow": "VERIFIED_BY_HOST", "note": "checked on the forge",
+         "idempotencyKey": work.key()},
         f"... on IntegrationPayload {{ integration {{ {REPORTS} }} }}",
     )
     assert reconciled["__typename"] == "IntegrationPayload", reconciled
@@ -90,7 +91,7 @@ def test_the_integrators_reconciliation_of_a_failed_push_is_reported_as_theirs(
     reconciled = integrator.api.mutate(
         "reconcileIntegration",
         {"integrationId": claim["integration"]["id"], "remoteRevision": sha("a"),
-         "published": False},
+         "published": False, "idempotencyKey": work.key()},
         f"... on IntegrationPayload {{ integration {{ {REPORTS} }} }}",
     )
     assert reconciled["integration"]["state"] == "ABANDONED"

@@ -275,7 +275,12 @@ def test_ownership_protocol_holds_under_random_operations(
             if held is not None:
                 self._mutate(
                     lambda uow: work.relinquish_attempt(
-                        uow, agents[agent], attempt_id=held[0], generation=held[1], reason="r"
+                        uow,
+                        agents[agent],
+                        attempt_id=held[0],
+                        generation=held[1],
+                        reason="r",
+                        idempotency_key=uuid.uuid4().hex,
                     ),
                     must_refuse=self._without_authority(held, held[1]),
                 )

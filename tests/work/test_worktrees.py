@@ -81,7 +81,12 @@ def test_a_relinquished_task_still_holds_its_worktree(operator, agent, database)
     work.register_worktree(a.api, first_attempt, repository, WORKTREE)
     given_back = a.api.mutate(
         "relinquishAttempt",
-        {"attemptId": first_attempt["id"], "generation": 1, "reason": "out of budget"},
+        {
+            "attemptId": first_attempt["id"],
+            "generation": 1,
+            "reason": "out of budget",
+            "idempotencyKey": work.key(),
+        },
     )
     assert given_back["__typename"] == "AttemptPayload", given_back
 
