@@ -16,6 +16,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+# The ranges a deployment default and a project's policy both accept: a default the
+# policy would refuse would make every later policy change fail validation.
+LEASE_SECONDS_RANGE = (30, 7 * 24 * 3600)
+HEARTBEAT_SECONDS_RANGE = (5, 24 * 3600)
+WATCH_WINDOW_SECONDS_RANGE = (60, 7 * 24 * 3600)
+
 
 class SettingsError(Exception):
     """A setting has an invalid value; the message names it."""
@@ -38,9 +44,15 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = None
 
     # Defaults from decisions.md §2; projects may override lease and heartbeat.
-    lease_seconds: int = Field(default=600, ge=5, le=7 * 24 * 3600)
-    heartbeat_seconds: int = Field(default=60, ge=1, le=24 * 3600)
-    max_watch_window_seconds: int = Field(default=3600, ge=60, le=7 * 24 * 3600)
+    lease_seconds: int = Field(
+        default=600, ge=LEASE_SECONDS_RANGE[0], le=LEASE_SECONDS_RANGE[1]
+    )
+    heartbeat_seconds: int = Field(
+        default=60, ge=HEARTBEAT_SECONDS_RANGE[0], le=HEARTBEAT_SECONDS_RANGE[1]
+    )
+    max_watch_window_seconds: int = Field(
+        default=3600, ge=WATCH_WINDOW_SECONDS_RANGE[0], le=WATCH_WINDOW_SECONDS_RANGE[1]
+    )
     stale_progress_seconds: int = Field(default=900, ge=60, le=7 * 24 * 3600)
     review_wait_warning_seconds: int = Field(default=86400, ge=60, le=365 * 24 * 3600)
 

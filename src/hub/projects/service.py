@@ -26,6 +26,11 @@ from hub.projects.errors import (
 )
 from hub.projects.remotes import looks_like_remote, normalise_remote
 from hub.projects.tables import Project, ProjectAlias, ProjectPolicy, Repository
+from hub.settings import (
+    HEARTBEAT_SECONDS_RANGE,
+    LEASE_SECONDS_RANGE,
+    WATCH_WINDOW_SECONDS_RANGE,
+)
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 
@@ -478,9 +483,9 @@ def _validated_policy(current: PolicyView, change: PolicyChange) -> PolicyView:
     for field, value, low, high in (
         ("requiredAgentApprovals", merged.required_agent_approvals, 0, 10),
         ("requiredHumanApprovals", merged.required_human_approvals, 0, 10),
-        ("leaseSeconds", merged.lease_seconds, 30, 7 * 24 * 3600),
-        ("heartbeatSeconds", merged.heartbeat_seconds, 5, 24 * 3600),
-        ("maxWatchWindowSeconds", merged.max_watch_window_seconds, 60, 7 * 24 * 3600),
+        ("leaseSeconds", merged.lease_seconds, *LEASE_SECONDS_RANGE),
+        ("heartbeatSeconds", merged.heartbeat_seconds, *HEARTBEAT_SECONDS_RANGE),
+        ("maxWatchWindowSeconds", merged.max_watch_window_seconds, *WATCH_WINDOW_SECONDS_RANGE),
         ("maxActiveAttemptsPerSession", merged.max_active_attempts_per_session, 1, 100),
     ):
         if not low <= value <= high:
