@@ -319,3 +319,31 @@ def viewer_session(api: Api) -> dict[str, Any]:
         "session"
     ]
     return session
+
+
+def relinquish(api: Api, attempt: dict[str, Any], reason: str = "giving it back") -> dict[str, Any]:
+    payload = api.mutate(
+        "relinquishAttempt",
+        {
+            "attemptId": attempt["id"],
+            "generation": attempt["generation"],
+            "reason": reason,
+            "idempotencyKey": key(),
+        },
+        f"... on AttemptPayload {{ {ATTEMPT} }}",
+    )
+    assert payload["__typename"] == "AttemptPayload", payload
+    return payload
+
+
+def review_tasks(api: Api, submission_id: str) -> list[str]:
+    """The review tasks opened for a submission, oldest first."""
+    found = api(
+        "query($s: ID!) { submission(id: $s) { task { projectId } } }", s=submission_id
+    )["submission"]["task"]["projectId"]
+    tasks = api(
+        "query($p: ID!) { tasks(projectId: $p, kinds: [REVIEW], first: 100) { edges { node {"
+        " id subjectSubmissionId } } } }",
+        p=found,
+    )["tasks"]["edges"]
+    return [t["node"]["id"] for t in tasks if t["node"]["subjectSubmissionId"] == submission_id]

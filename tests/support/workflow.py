@@ -132,7 +132,9 @@ def claim_integration(
     return integrator.mutate(
         "claimIntegration",
         data,
-        f"... on ClaimIntegrationPayload {{ {INTEGRATION} attempt {{ id generation }} }}",
+        f"... on ClaimIntegrationPayload {{ inherited {INTEGRATION}"
+        " task { id state } attempt { id generation expiresAt } }"
+        " ... on Blocked { blockers }",
     )
 
 
