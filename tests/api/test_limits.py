@@ -327,7 +327,7 @@ def test_an_ended_sessions_token_is_unauthenticated(
     agent: Callable[..., AgentSession],
 ) -> None:
     session = agent()
-    ended = session.principal.api.mutate(
+    ended = session.api.mutate(
         "endSession",
         {"sessionId": session.session_id},
         "... on EndSessionPayload { session { id } }",

@@ -27,6 +27,7 @@ from hub.api.resources_types import Reservation
 from hub.errors import NotFound
 from hub.events.feed import follow
 from hub.identity.actor import Actor
+from hub.identity.permissions import require_reporter_scope
 from hub.jobs import service as jobs
 from hub.projects import service as projects
 from hub.resources import service as resources
@@ -198,7 +199,12 @@ def _ended_payload(ended: _Ended, now: datetime) -> JobPayload:
 class JobsQuery:
     @strawberry.field
     async def job(self, info: Info[HubContext, Any], id: strawberry.ID) -> Job | None:
-        view = await read_optional(info, lambda uow, _: jobs.get_job(uow, str(id)))
+        def load(uow: UnitOfWork, actor: Actor) -> jobs.JobView:
+            view = jobs.get_job(uow, str(id))
+            require_reporter_scope(actor, view.attempt_id, f"job {id}")
+            return view
+
+        view = await read_optional(info, load)
         return Job.of(view) if view else None
 
     @strawberry.field(description="A project's (or one task's) jobs, freshness judged now.")
@@ -389,9 +395,11 @@ async def _job_observations(
     runtime = info.context.runtime
     stream, wanted = str(project_id), str(job_id)
 
-    def check(uow: UnitOfWork, _actor: Actor) -> None:
-        if jobs.get_job(uow, wanted).project_id != stream:
+    def check(uow: UnitOfWork, actor: Actor) -> None:
+        job = jobs.get_job(uow, wanted)
+        if job.project_id != stream:
             raise jobs_not_in_project(wanted, stream)
+        require_reporter_scope(actor, job.attempt_id, f"job {wanted}")
 
     # Checked first: an unknown job is a NOT_FOUND error, not a silent subscription.
     await read(info, check)

@@ -2,6 +2,12 @@
 
 Every mutation resolver is `return await mutate(info, operation, to_payload)`; the
 mapping from domain error to problem type happens here and nowhere else.
+
+Every operation passes through here (`mutate`, `read`, `read_optional`, `authorized`;
+the subscriptions start with a `read`), and here the credential table
+(`hub.identity.permissions`) is applied, by the operation's root field: a field nested
+under a root (a task's current attempt, a payload's project) is served under the root's
+row, so it is as open as the operation that reached it and no more.
 """
 
 from __future__ import annotations
@@ -10,13 +16,21 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
-from graphql import GraphQLError
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    SelectionSetNode,
+)
 from strawberry.types import Info
 
 from hub.api.context import HubContext, unauthenticated
 from hub.api.problems import AnyProblem, to_problem
 from hub.errors import HubError, NotFound, Unauthenticated
 from hub.identity.actor import Actor
+from hub.identity.permissions import authorize
 from hub.storage.unit_of_work import UnitOfWork
 
 T = TypeVar("T")
@@ -29,9 +43,10 @@ async def mutate(
     to_payload: Callable[[T, datetime], P],
 ) -> P | AnyProblem:
     context = info.context
+    name = root_field(info)
     try:
         result = await context.runtime.awrite(
-            lambda uow: operation(uow, context.actor_in(uow))
+            lambda uow: operation(uow, authorize(context.actor_in(uow), name))
         )
     except Unauthenticated as exc:
         raise unauthenticated(exc.message) from None
@@ -45,7 +60,7 @@ async def read(
 ) -> T:
     """Run a query; a domain error becomes a GraphQL error carrying its code."""
     context = info.context
-    actor = await context.actor()
+    actor = await authorized(info)
     try:
         return await context.runtime.aread(lambda uow: operation(uow, actor))
     except HubError as error:
@@ -57,13 +72,58 @@ async def read_optional(
 ) -> T | None:
     """Like `read`, but a missing record is `null` rather than an error."""
     context = info.context
-    actor = await context.actor()
+    actor = await authorized(info)
     try:
         return await context.runtime.aread(lambda uow: operation(uow, actor))
     except NotFound:
         return None
     except HubError as error:
         raise GraphQLError(error.message, extensions={"code": error.code}) from None
+
+
+async def authorized(info: Info[HubContext, Any]) -> Actor:
+    """The request's actor, if the credential table lets it call this operation (a
+    refusal is a GraphQL error with code PERMISSION_DENIED)."""
+    actor = await info.context.actor()
+    try:
+        return authorize(actor, root_field(info))
+    except HubError as error:
+        raise GraphQLError(error.message, extensions={"code": error.code}) from None
+
+
+def root_field(info: Info[HubContext, Any]) -> str:
+    """The schema name of the root field this resolver runs under (aliases resolved)."""
+    path = info.path
+    if path.prev is None:
+        return info.field_name
+    while path.prev is not None:
+        path = path.prev
+    raw = info._raw_info
+    name = _field_named(raw.operation.selection_set, str(path.key), raw.fragments)
+    # Not found cannot happen for a valid document; an empty name has no table row,
+    # so it is refused rather than guessed.
+    return name or ""
+
+
+def _field_named(
+    selections: SelectionSetNode, key: str, fragments: dict[str, FragmentDefinitionNode]
+) -> str | None:
+    """The field whose response key (alias, else name) is `key`: validation lets one
+    key stand for one field only."""
+    for node in selections.selections:
+        if isinstance(node, FieldNode):
+            if (node.alias or node.name).value == key:
+                return node.name.value
+        elif isinstance(node, InlineFragmentNode):
+            found = _field_named(node.selection_set, key, fragments)
+            if found is not None:
+                return found
+        elif isinstance(node, FragmentSpreadNode):
+            fragment = fragments.get(node.name.value)
+            found = _field_named(fragment.selection_set, key, fragments) if fragment else None
+            if found is not None:
+                return found
+    return None
 
 
 def server_time(info: Info[HubContext, Any]) -> datetime:

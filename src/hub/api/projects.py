@@ -11,7 +11,7 @@ import strawberry
 from strawberry.types import Info
 
 from hub.api.context import HubContext
-from hub.api.operations import mutate, read, read_optional
+from hub.api.operations import authorized, mutate, read, read_optional
 from hub.api.problems import AmbiguousProjectProblem, AnyProblem, NotFoundProblem, to_problem
 from hub.api.relay import Connection, connection, decode_cursor, page_size
 from hub.errors import HubError, NotFound
@@ -239,7 +239,7 @@ class ProjectsQuery:
     async def resolve_project(
         self, info: Info[HubContext, Any], alias: str
     ) -> ResolveProjectResult:
-        await info.context.actor()
+        await authorized(info)
         try:
             view = await info.context.runtime.aread(
                 lambda uow: projects.resolve_project(uow, alias)

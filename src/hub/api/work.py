@@ -31,6 +31,7 @@ from hub.api.work_types import (
     Worktree,
 )
 from hub.identity.actor import Actor
+from hub.identity.permissions import require_reporter_scope
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 from hub.work import views
@@ -447,7 +448,11 @@ class WorkQuery:
 
     @strawberry.field
     async def attempt(self, info: Info[HubContext, Any], id: strawberry.ID) -> Attempt | None:
-        view = await read_optional(info, lambda uow, _: work.get_attempt(uow, str(id)))
+        def load(uow: UnitOfWork, actor: Actor) -> views.AttemptView:
+            require_reporter_scope(actor, str(id), f"attempt {id}")
+            return work.get_attempt(uow, str(id))
+
+        view = await read_optional(info, load)
         return Attempt.of(view) if view else None
 
     @strawberry.field(description="Prior attempts, checkpoints, submissions, worktrees, notes.")

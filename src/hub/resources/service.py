@@ -464,6 +464,11 @@ def record_capacity_observation(
         raise NotFound("resource", resource_id)
     reporting_project = project_id or resource.project_id
     projects.ensure_project_exists(uow, reporting_project)
+    if resource.scope not in SHARED_SCOPES and resource.project_id != reporting_project:
+        # A project's own resource is reported in its own log only, as every id-taking
+        # operation treats another project's ids: it does not exist here. Shared
+        # resources (workstation, environment) may be reported from any project.
+        raise NotFound(f"resource of project {reporting_project}", resource_id)
     now = uow.now()
     row = CapacityObservation(
         id=new_id("cap"),
