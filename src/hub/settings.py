@@ -69,6 +69,15 @@ class Settings(BaseSettings):
     max_page_size: int = Field(default=100, ge=1, le=10_000)
     # Backstop only: event followers wake on commit (and on NOTIFY across processes).
     event_poll_seconds: float = Field(default=2.0, gt=0, le=3600)
+    # How often an open stream (a GraphQL subscription, a dashboard live view) checks
+    # that its credential still holds; a revoked one ends the stream within this time.
+    credential_recheck_seconds: float = Field(default=5.0, gt=0, le=300)
+
+    # Dashboard sign-ins (docs/architecture.md, "The dashboard"). A working day at most;
+    # an hour without a request signs the browser out: long enough to read a submission
+    # and write findings, short enough that an unattended browser does not stay open.
+    web_session_max_age_seconds: int = Field(default=12 * 3600, ge=300, le=30 * 86400)
+    web_idle_timeout_seconds: int = Field(default=3600, ge=120, le=7 * 86400)
 
     @field_validator("database_url")
     @classmethod

@@ -69,6 +69,9 @@ def test_defaults_follow_the_decisions(clean_environment: None) -> None:
     assert settings.review_wait_warning_seconds == 86400
     assert settings.sqlite_synchronous == "FULL"
     assert settings.database_url.startswith("sqlite:///")
+    assert settings.web_idle_timeout_seconds == 3600
+    assert settings.web_session_max_age_seconds == 12 * 3600
+    assert settings.credential_recheck_seconds == 5.0
 
 
 def test_dotenv_file_is_read_and_environment_wins(

@@ -100,6 +100,8 @@ def test_queue_flags_a_submission_waiting_past_the_warning_threshold(
     signed_in: Dashboard, waiting_for_human: Delivery, clock: ManualClock, settings: Settings
 ) -> None:
     clock.advance(settings.review_wait_warning_seconds - 60)
+    # A day later the reviewer signs in again (an idle sign-in does not last a day).
+    assert signed_in.login().status_code == 303
     row = queue_row(signed_in.get("/reviews").text, waiting_for_human.submission)
     assert row is not None and "Escalated" not in row
     assert "23 h 59 min" in row

@@ -26,6 +26,13 @@
       ? "Live updates stopped. Reload the page to see changes."
       : "Live updates interrupted; reconnecting…");
   });
+  // The server ends the stream when the sign-in ends (signed out, token revoked, idle):
+  // reconnecting would only be refused, so stop and say why.
+  source.addEventListener("signed-out", function (message) {
+    source.close();
+    say(message.data);
+  });
+
   source.addEventListener("swap", function (message) {
     var template = document.createElement("template");
     template.innerHTML = message.data.trim();

@@ -30,6 +30,13 @@
       : "Live updates interrupted; reconnecting…");
   });
 
+  // The server ends the stream when the sign-in ends (signed out, token revoked, idle):
+  // reconnecting would only be refused, so stop and say why.
+  source.addEventListener("signed-out", function (message) {
+    source.close();
+    say(message.data);
+  });
+
   source.addEventListener("project-event", function (message) {
     if (document.getElementById("event-" + message.lastEventId)) {
       return;

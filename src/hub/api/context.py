@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from graphql import GraphQLError
 from starlette.requests import HTTPConnection
 from strawberry.types import Info
 
 from hub.errors import Unauthenticated
+from hub.events.recheck import rechecked
 from hub.identity import service as identity
 from hub.identity.actor import Actor
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
+
+T = TypeVar("T")
 
 
 def unauthenticated(message: str) -> GraphQLError:
@@ -63,6 +68,31 @@ class HubContext:
             except Unauthenticated as exc:
                 raise unauthenticated(exc.message) from None
         return self._actor
+
+    async def while_authenticated(self, items: AsyncIterator[T]) -> AsyncGenerator[T, None]:
+        """A subscription's stream, for as long as its bearer token still authenticates.
+
+        Checked every `credential_recheck_seconds`; a token revoked, a session ended or
+        a principal disabled ends the subscription with an UNAUTHENTICATED error.
+        """
+        guarded = rechecked(
+            items, self._authenticate_again,
+            every_seconds=self.runtime.settings.credential_recheck_seconds,
+        )
+        async with aclosing(guarded):
+            try:
+                async for item in guarded:
+                    yield item
+            except Unauthenticated as gone:
+                raise unauthenticated(
+                    f"the subscription ended, its credential no longer holds: {gone.message}"
+                ) from None
+
+    async def _authenticate_again(self) -> None:
+        token = self.bearer()
+        if token is None:
+            raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
+        await self.runtime.aread(lambda uow: identity.authenticate(uow, token))
 
 
 def hub_context(info: Info[HubContext, Any]) -> HubContext:

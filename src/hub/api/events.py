@@ -79,8 +79,9 @@ async def _project_events(
     )
     # Closing this generator (client gone, `complete`) must close the follower too, so
     # it leaves the event signal now rather than whenever it is garbage-collected.
-    async with aclosing(records):
-        async for record in records:
+    live = info.context.while_authenticated(records)
+    async with aclosing(live):
+        async for record in live:
             yield ProjectEvent.of(record)
 
 
@@ -88,5 +89,7 @@ async def _project_events(
 class EventsSubscription:
     project_events: AsyncGenerator[ProjectEvent, None] = strawberry.subscription(
         resolver=_project_events,
-        description="Replays a project's events after `after`, then streams new ones live.",
+        description="Replays a project's events after `after`, then streams new ones live. "
+        "Ends with an UNAUTHENTICATED error once the connection's credential no longer holds "
+        "(token revoked, session ended, principal disabled).",
     )

@@ -412,8 +412,9 @@ async def _job_observations(
         after=max(after, 0),
         poll_seconds=runtime.settings.event_poll_seconds,
     )
-    async with aclosing(records):
-        async for record in records:
+    live = info.context.while_authenticated(records)
+    async with aclosing(live):
+        async for record in live:
             if record.subject_id == wanted and record.kind.startswith("job."):
                 yield JobObservation.of(record)
 
@@ -427,5 +428,6 @@ class JobsSubscription:
     job_observations: AsyncGenerator[JobObservation, None] = strawberry.subscription(
         resolver=_job_observations,
         description="Replays one job's registration, observations and result after `after` "
-        "(a project event sequence), then streams new ones live.",
+        "(a project event sequence), then streams new ones live. Ends with an UNAUTHENTICATED "
+        "error once the connection's credential no longer holds.",
     )

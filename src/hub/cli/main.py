@@ -141,7 +141,49 @@ def principal_list() -> None:
     rt = runtime()
     for view in rt.read(identity.list_principals):
         role = "operator" if view.is_operator else ""
-        console.print(f"{view.id}  {view.kind:<7} {role:<8}  {escape(view.name)}", soft_wrap=True)
+        state = "  (disabled)" if view.disabled_at is not None else ""
+        console.print(
+            f"{view.id}  {view.kind:<7} {role:<8}  {escape(view.name)}{state}", soft_wrap=True
+        )
+
+
+@principal_app.command("disable")
+def principal_disable(
+    principal: Annotated[str, typer.Argument(help="Principal name or id.")],
+    reason: Annotated[str, typer.Option(help="Why (kept in the event log).")] = "",
+) -> None:
+    """Shut a principal out at once: end its agent sessions, revoke all its tokens and
+    sign it out of the dashboard."""
+    rt = runtime()
+    try:
+        done = rt.write(
+            lambda uow: identity.disable_principal(uow, principal=principal, reason=reason)
+        )
+    except HubError as exc:
+        raise fail(exc) from None
+    console.print(
+        f"disabled {escape(done.principal.name)} ({done.principal.id}): "
+        f"{done.sessions_ended} agent sessions ended, {done.tokens_revoked} tokens revoked, "
+        f"{done.web_sessions_ended} dashboard sign-ins ended",
+        soft_wrap=True,
+    )
+
+
+@principal_app.command("enable")
+def principal_enable(
+    principal: Annotated[str, typer.Argument(help="Principal name or id.")],
+) -> None:
+    """Let a disabled principal in again. Its revoked tokens stay revoked."""
+    rt = runtime()
+    try:
+        view = rt.write(lambda uow: identity.enable_principal(uow, principal=principal))
+    except HubError as exc:
+        raise fail(exc) from None
+    console.print(
+        f"enabled {escape(view.name)} ({view.id}); its old tokens stay revoked: "
+        f"issue a new one with `hub token create {escape(view.name)}`",
+        soft_wrap=True,
+    )
 
 
 @token_app.command("create")

@@ -21,6 +21,8 @@ class Actor:
     credential: Credential
     token_id: str | None = None
     session_id: str | None = None
+    # For the dashboard (credential "web"): the sign-in this request came with.
+    web_session_id: str | None = None
     # For reporter tokens: {"attempt_id": …, "window_id": …}.
     scope: dict[str, Any] = field(default_factory=dict)
 

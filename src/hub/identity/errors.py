@@ -16,3 +16,10 @@ class SessionEnded(PermissionDenied):
 class NotYourSession(PermissionDenied):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"session {session_id} belongs to another session or principal")
+
+
+class NotAPerson(PermissionDenied):
+    def __init__(self) -> None:
+        super().__init__(
+            "only people sign in to the dashboard, with a password or their own personal token"
+        )

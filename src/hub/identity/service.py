@@ -1,8 +1,8 @@
-"""Principals, tokens and sessions.
+"""Principals, tokens, agent sessions and dashboard sign-ins.
 
 Secrets leave this module exactly once, in the return value of the operation that
-made them (`create_token`, `start_session`); they are never stored, logged or
-returned again.
+made them (`create_token`, `start_session`, `open_web_session`); they are never
+stored, logged or returned again.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from hub.events.service import append_event
 from hub.identity import tokens
 from hub.identity.actor import PRINCIPAL_KINDS, Actor, PrincipalKind
 from hub.identity.errors import NotYourSession, PrincipalNameTaken, SessionEnded
-from hub.identity.tables import AgentSession, ApiToken, Principal
+from hub.identity.tables import AgentSession, ApiToken, Principal, WebSession
+from hub.identity.web_sessions import end_web_sessions
 from hub.ids import new_id
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
@@ -42,6 +43,15 @@ class PrincipalView:
     kind: PrincipalKind
     is_operator: bool
     created_at: datetime
+    disabled_at: datetime | None
+
+
+@dataclass(frozen=True)
+class DisabledPrincipal:
+    principal: PrincipalView
+    sessions_ended: int
+    tokens_revoked: int
+    web_sessions_ended: int
 
 
 @dataclass(frozen=True)
@@ -158,11 +168,14 @@ def set_password(uow: UnitOfWork, principal: str, password: str) -> None:
     row.password_hash = _passwords.hash(password)
 
 
-def _principal_row(uow: UnitOfWork, principal_id_or_name: str) -> Principal:
+def _principal_row(uow: UnitOfWork, principal_id_or_name: str, *, lock: bool = False) -> Principal:
+    """`lock`: row-locked, so issuing a credential and disabling the principal are
+    serialized (a token issued concurrently with `disable_principal` cannot survive it)."""
     # The id wins: a principal *named* like another's id must not receive its tokens.
-    row = uow.session.get(Principal, principal_id_or_name) or uow.session.scalar(
-        select(Principal).where(Principal.name == principal_id_or_name)
-    )
+    row = uow.session.get(Principal, principal_id_or_name, with_for_update=True if lock else None)
+    if row is None:
+        by_name = select(Principal).where(Principal.name == principal_id_or_name)
+        row = uow.session.scalar(by_name.with_for_update() if lock else by_name)
     if row is None:
         raise NotFound("principal", principal_id_or_name)
     return row
@@ -175,14 +188,79 @@ def _principal_view(row: Principal) -> PrincipalView:
         kind=row.kind,  # type: ignore[arg-type]
         is_operator=row.is_operator,
         created_at=row.created_at,
+        disabled_at=row.disabled_at,
     )
+
+
+def disable_principal(uow: UnitOfWork, *, principal: str, reason: str = "") -> DisabledPrincipal:
+    """Shut a principal out everywhere, at once: its agent sessions end, every token it
+    holds is revoked (they stay revoked if it is enabled again) and its dashboard
+    sign-ins end. Authentication also refuses a disabled principal's credentials, so
+    nothing it holds works while it is disabled."""
+    row = _principal_row(uow, principal, lock=True)
+    reason = _clean("reason", reason, max_length=400, required=False)
+    now = uow.now()
+    newly = row.disabled_at is None
+    if newly:
+        row.disabled_at = now
+    # Every token first (personal, session, reporter), then the sessions themselves.
+    tokens_revoked = len(uow.session.scalars(
+        update(ApiToken)
+        .where(ApiToken.principal_id == row.id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=now)
+        .returning(ApiToken.id)
+    ).all())
+    live_sessions = uow.session.scalars(
+        select(AgentSession).where(
+            AgentSession.principal_id == row.id, AgentSession.ended_at.is_(None)
+        )
+    ).all()
+    for session in live_sessions:
+        _end_agent_session(uow, session, now, reason=_because("principal disabled", reason),
+                           actor_id=None)
+    # The operator's reason stays in the event log; browsers are told only this.
+    web_sessions_ended = end_web_sessions(
+        uow, WebSession.principal_id == row.id, now, "principal disabled"
+    )
+    if newly or live_sessions or tokens_revoked or web_sessions_ended:
+        append_event(
+            uow, project_id=None, kind="principal.disabled", subject_id=row.id, actor_id=None,
+            payload={
+                "reason": reason,
+                "sessions_ended": len(live_sessions),
+                "tokens_revoked": tokens_revoked,
+                "web_sessions_ended": web_sessions_ended,
+            },
+        )
+    return DisabledPrincipal(
+        principal=_principal_view(row),
+        sessions_ended=len(live_sessions),
+        tokens_revoked=tokens_revoked,
+        web_sessions_ended=web_sessions_ended,
+    )
+
+
+def enable_principal(uow: UnitOfWork, *, principal: str) -> PrincipalView:
+    """Lift `disable_principal`. What it revoked stays revoked: the principal needs a
+    new token (`create_token`) and a new sign-in."""
+    row = _principal_row(uow, principal, lock=True)
+    if row.disabled_at is not None:
+        row.disabled_at = None
+        append_event(
+            uow, project_id=None, kind="principal.enabled", subject_id=row.id, actor_id=None
+        )
+    return _principal_view(row)
+
+
+def _because(what: str, reason: str) -> str:
+    return f"{what}: {reason}" if reason else what
 
 
 # --- personal tokens ------------------------------------------------------------------
 
 
 def create_token(uow: UnitOfWork, *, principal: str, label: str = "") -> IssuedToken:
-    owner = _principal_row(uow, principal)
+    owner = _principal_row(uow, principal, lock=True)
     if owner.disabled_at is not None:
         raise PermissionDenied(f"principal {owner.name!r} is disabled")
     issued = _issue(uow, owner.id, "personal", _clean("label", label, required=False))
@@ -202,6 +280,11 @@ def revoke_token(uow: UnitOfWork, *, token_id: str) -> TokenView:
         append_event(
             uow, project_id=None, kind="token.revoked", subject_id=row.id,
             actor_id=None, payload={"principal": row.principal_id},
+        )
+        # A browser signed in by pasting this token is signed out with it.
+        end_web_sessions(
+            uow, WebSession.signed_in_with_token_id == row.id, row.revoked_at,
+            "the token used to sign in was revoked",
         )
     return _token_view(row)
 
@@ -361,14 +444,6 @@ def login_with_password(uow: UnitOfWork, *, name: str, password: str) -> Actor:
     return web_actor(row)
 
 
-def actor_for_principal(uow: UnitOfWork, principal_id: str) -> Actor:
-    """The dashboard's actor for a signed-in principal (re-read on every request)."""
-    row = uow.session.get(Principal, principal_id)
-    if row is None or row.disabled_at is not None:
-        raise Unauthenticated("the signed-in principal no longer exists")
-    return web_actor(row)
-
-
 def web_actor(row: Principal) -> Actor:
     return Actor(
         principal_id=row.id,
@@ -419,19 +494,28 @@ def end_session(
 ) -> SessionView:
     row = _owned_session(uow, actor, session_id, allow_ended=True)
     if row.ended_at is None:
-        now = uow.now()
-        row.ended_at = now
-        row.end_reason = _clean("reason", reason, max_length=500, required=False)
-        uow.session.execute(
-            update(ApiToken)
-            .where(ApiToken.session_id == row.id, ApiToken.revoked_at.is_(None))
-            .values(revoked_at=now)
-        )
-        append_event(
-            uow, project_id=None, kind="session.ended", subject_id=row.id,
-            actor_id=actor.principal_id, payload={"reason": row.end_reason},
+        _end_agent_session(
+            uow, row, uow.now(), reason=_clean("reason", reason, max_length=500, required=False),
+            actor_id=actor.principal_id,
         )
     return _session_view(row)
+
+
+def _end_agent_session(
+    uow: UnitOfWork, row: AgentSession, now: datetime, *, reason: str, actor_id: str | None
+) -> None:
+    """Ending a session revokes its tokens (the session token, reporter tokens)."""
+    row.ended_at = now
+    row.end_reason = reason
+    uow.session.execute(
+        update(ApiToken)
+        .where(ApiToken.session_id == row.id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+    append_event(
+        uow, project_id=None, kind="session.ended", subject_id=row.id,
+        actor_id=actor_id, payload={"reason": reason},
+    )
 
 
 def get_session(uow: UnitOfWork, session_id: str) -> SessionView:

@@ -42,6 +42,35 @@ class AgentSession(Base):
     last_adapter_event_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
+class WebSession(Base):
+    """A dashboard sign-in, kept on the server so that it can be ended.
+
+    The browser's cookie carries only a random secret; the row keeps its SHA-256.
+    Signing out, revoking the token used to sign in and disabling the principal end
+    it (`ended_at`); idleness and age are judged at each request (docs/architecture.md,
+    "The dashboard").
+    """
+
+    __tablename__ = "web_sessions"
+    __table_args__ = (
+        UniqueConstraint("secret_hash"),
+        Index("ix_web_sessions_principal_id", "principal_id"),
+        Index("ix_web_sessions_signed_in_with_token_id", "signed_in_with_token_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
+    # The personal token pasted to sign in (None after a password login): revoking it
+    # signs the browser out.
+    signed_in_with_token_id: Mapped[str | None] = mapped_column(ForeignKey("api_tokens.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # Refreshed at most once a minute, not on every request (no write per page view).
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    end_reason: Mapped[str | None] = mapped_column(String(200))
+
+
 class ApiToken(Base):
     """A bearer credential. Only the SHA-256 of its secret is kept."""
 

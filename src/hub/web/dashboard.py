@@ -6,9 +6,14 @@ and never see them. `hub.app` lists the API routes first and mounts this applica
 at `/` last, so it receives every path the API does not claim, and answers unknown
 ones with its own 404 page.
 
-Layers, outermost first: security headers, the signed cookie session, CSRF
-(decisions.md §1: every state-changing form carries a token; `/login` is checked even
-before any cookie exists, against login CSRF), then the routes.
+Layers, outermost first: security headers; dropping any `Authorization` header; the
+signed cookie that carries the sign-in's secret (`hub.web.signin`); CSRF (every
+state-changing form carries a token; `/login` is checked even before any cookie exists,
+against login CSRF); then the routes.
+
+The dashboard never reads bearer tokens, and asgi-csrf skips its check for any request
+that carries `Authorization: Bearer …` (right for APIs, wrong here): without the header
+dropped first, a cross-site form with a cookie and any bearer header would pass.
 """
 
 from __future__ import annotations
@@ -40,9 +45,6 @@ from hub.web.templates import STATIC_DIR, render, render_fragment
 log = logging.getLogger("hub.web")
 
 SESSION_COOKIE = "hub_session"
-# A working day: long enough not to interrupt a shift, short enough that a forgotten
-# browser does not stay signed in for weeks.
-SESSION_MAX_AGE_SECONDS = 12 * 3600
 
 _CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
@@ -82,11 +84,14 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         routes=routes,
         middleware=[
             Middleware(SecurityHeaders),
+            Middleware(DropAuthorization),
             Middleware(
                 SessionMiddleware,
                 secret_key=settings.signing_key,
                 session_cookie=SESSION_COOKIE,
-                max_age=SESSION_MAX_AGE_SECONDS,
+                # The cookie's own lifetime is the sign-in's maximum age; the server
+                # judges that and idleness itself (`hub.identity.web_sessions`).
+                max_age=settings.web_session_max_age_seconds,
                 same_site="lax",
                 https_only=secure,
             ),
@@ -130,6 +135,22 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class DropAuthorization:
+    """Removes `Authorization` headers before the CSRF check sees the request (module
+    docstring): the dashboard authenticates by its cookie only."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and any(
+            name.lower() == b"authorization" for name, _ in scope.get("headers", ())
+        ):
+            headers = [(n, v) for n, v in scope["headers"] if n.lower() != b"authorization"]
+            scope = {**scope, "headers": headers}
+        await self.app(scope, receive, send)
 
 
 class _ReportRoute:

@@ -7,7 +7,8 @@ coordinator time. The live stream follows the project's event log after the newe
 event the page was rendered with and pushes re-rendered fragments (a job's row, or the
 resources table) whenever a job or resource event arrives; `web/static/live-swap.js`
 swaps them in by element id. Time passing alone changes freshness without an event, so
-each row says when it was judged.
+each row says when it was judged. Both streams last only while the viewer stays signed
+in (`hub.web.signin.while_signed_in`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from hub.storage.unit_of_work import UnitOfWork
 
 # The same resume rule as the project event stream: Last-Event-ID, else ?after=.
 from hub.web.live import _resume_after as resume_after
-from hub.web.signin import require_viewer
+from hub.web.signin import require_viewer, while_signed_in
 from hub.web.templates import render, render_fragment
 
 JOBS_SHOWN = 200
@@ -103,7 +104,7 @@ def jobs_routes(runtime: Runtime) -> list[BaseRoute]:
         return render(request, "jobs.html", {"page": page})
 
     async def jobs_live(request: Request) -> Response:
-        await require_viewer(runtime, request)
+        viewer = await require_viewer(runtime, request, activity=False)
         project_id = request.path_params["project_id"]
         task_id = request.query_params.get("task") or None
         after = resume_after(request)
@@ -118,7 +119,9 @@ def jobs_routes(runtime: Runtime) -> list[BaseRoute]:
                         event=SSE_EVENT, id=str(record.seq),
                     )
 
-        return EventSourceResponse(stream(), ping=_PING_SECONDS)
+        return EventSourceResponse(
+            while_signed_in(runtime, viewer, stream()), ping=_PING_SECONDS
+        )
 
     async def resources_page(request: Request) -> Response:
         await require_viewer(runtime, request)
@@ -127,7 +130,7 @@ def jobs_routes(runtime: Runtime) -> list[BaseRoute]:
         return render(request, "resources.html", {"page": page})
 
     async def resources_live(request: Request) -> Response:
-        await require_viewer(runtime, request)
+        viewer = await require_viewer(runtime, request, activity=False)
         project_id = request.path_params["project_id"]
         after = resume_after(request)
         await runtime.aread(lambda uow: projects.ensure_project_exists(uow, project_id))
@@ -143,7 +146,9 @@ def jobs_routes(runtime: Runtime) -> list[BaseRoute]:
                     event=SSE_EVENT, id=str(record.seq),
                 )
 
-        return EventSourceResponse(stream(), ping=_PING_SECONDS)
+        return EventSourceResponse(
+            while_signed_in(runtime, viewer, stream()), ping=_PING_SECONDS
+        )
 
     return [
         Route("/projects/{project_id}/jobs", jobs_page, methods=["GET"]),

@@ -5,7 +5,8 @@ JavaScript; `web/static/live.js` then opens `/projects/{id}/events/live?after=<n
 and prepends each event the server pushes. The stream is `hub.events.feed.follow`, the
 same replay-then-follow cursor the GraphQL subscription uses: no gap and no duplicate
 between the rendered page and the stream, and a reconnecting browser resumes from the
-`Last-Event-ID` it last saw.
+`Last-Event-ID` it last saw. The stream lasts only while the viewer stays signed in
+(`hub.web.signin.while_signed_in`): it ends with a `signed-out` event otherwise.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from hub.identity import service as identity
 from hub.projects import service as projects
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
-from hub.web.signin import require_viewer
+from hub.web.signin import require_viewer, while_signed_in
 from hub.web.templates import render_fragment
 
 SSE_EVENT = "project-event"
@@ -53,11 +54,12 @@ def event_lines(uow: UnitOfWork, records: Sequence[EventRecord]) -> list[EventLi
 
 def live_routes(runtime: Runtime) -> list[BaseRoute]:
     async def project_events_live(request: Request) -> Response:
-        await require_viewer(runtime, request)
+        viewer = await require_viewer(runtime, request, activity=False)
         project_id = request.path_params["project_id"]
         after = _resume_after(request)
         await runtime.aread(lambda uow: projects.ensure_project_exists(uow, project_id))
-        return EventSourceResponse(_event_stream(runtime, project_id, after), ping=_PING_SECONDS)
+        stream = while_signed_in(runtime, viewer, _event_stream(runtime, project_id, after))
+        return EventSourceResponse(stream, ping=_PING_SECONDS)
 
     return [Route("/projects/{project_id}/events/live", project_events_live, methods=["GET"])]
 

@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Route
 
 from hub.errors import HubError, NotFound
 from hub.identity import service as identity
+from hub.identity import web_sessions
 from hub.integration import service as integration
 from hub.jobs import service as jobs
 from hub.projects import service as projects
@@ -198,9 +199,11 @@ def review_routes(runtime: Runtime) -> list[BaseRoute]:
         decision = form.decision_for(submission_id)
 
         def record(uow: UnitOfWork) -> review.ReviewView:
-            # The actor is read again inside the write: a principal disabled since the
-            # page loaded records nothing.
-            actor = identity.actor_for_principal(uow, viewer.principal_id)
+            # The sign-in is judged again inside the write: a viewer signed out since
+            # the request was checked (sign-in token revoked, principal disabled)
+            # records nothing.
+            assert viewer.web_session_id is not None
+            actor = web_sessions.require_web_session(uow, viewer.web_session_id)
             return review.record_human_review(uow, actor, decision)
 
         try:

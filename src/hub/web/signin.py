@@ -1,29 +1,39 @@
 """Signing in to the dashboard, signing out, and who is signed in.
 
-decisions.md §1: humans log in with a password (argon2 in `hub.identity`) or by pasting
-a personal token once; either way the browser then holds only a signed, HttpOnly,
-SameSite=Lax cookie naming the principal. The principal is read again on every
-request, so a disabled principal is signed out at its next request.
+People sign in with a password (argon2 in `hub.identity`) or by pasting their own
+personal token once. Either way the server opens a sign-in of its own
+(`hub.identity.web_sessions`) and the browser holds only that sign-in's random secret,
+in a signed, HttpOnly, SameSite=Lax cookie (Secure outside development). Every request
+presents it again and is refused once the sign-in has ended (signed out, sign-in token
+revoked, principal disabled), has been idle too long or is too old; live streams check
+it again while they are open (`while_signed_in`). docs/architecture.md, "The dashboard".
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 from urllib.parse import urlencode
 
+from sse_starlette import ServerSentEvent
 from starlette.datastructures import FormData
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from hub.errors import Unauthenticated
+from hub.events.recheck import rechecked
 from hub.identity import service as identity
+from hub.identity import web_sessions
 from hub.identity.actor import Actor
+from hub.identity.errors import NotAPerson
 from hub.runtime import Runtime
 from hub.web.templates import render
 
-SESSION_KEY = "principal_id"
+# The cookie carries only this: the sign-in's secret (never the principal).
+SESSION_KEY = "sign_in"
+SIGNED_OUT_EVENT = "signed-out"
 _REFUSED = "Unknown name or wrong password."
 _TOKEN_REFUSED = "That token cannot sign in here: it is unknown, revoked or expired."
 _NOT_A_PERSON = (
@@ -32,24 +42,59 @@ _NOT_A_PERSON = (
 )
 
 
-async def require_viewer(runtime: Runtime, request: HTTPConnection) -> Actor:
-    """The signed-in human, re-read from the database.
+async def require_viewer(
+    runtime: Runtime, request: HTTPConnection, *, activity: bool = True
+) -> Actor:
+    """The signed-in person, judged from the server's sign-in on every request.
 
-    Raises `Unauthenticated`, which the dashboard answers with the login page.
+    Raises `Unauthenticated`, which the dashboard answers with the login page (401 for
+    an event stream). A write made for the viewer judges the sign-in again inside its
+    own transaction (`web_sessions.require_web_session`). `activity=False` (live
+    streams, which a browser reopens by itself) does not count as use of the sign-in.
     """
-    principal_id = request.session.get(SESSION_KEY)
-    if not isinstance(principal_id, str):
+    secret = request.session.get(SESSION_KEY)
+    if not isinstance(secret, str):
+        request.session.clear()  # a cookie from before server-side sign-ins, or nothing
         raise Unauthenticated("sign in to the dashboard first")
     try:
-        actor = await runtime.aread(lambda uow: identity.actor_for_principal(uow, principal_id))
+        viewer = await runtime.aread(lambda uow: web_sessions.authenticate_web_session(uow, secret))
     except Unauthenticated:
         request.session.clear()
         raise
-    if not actor.is_human:
-        request.session.clear()
-        raise Unauthenticated("only people sign in to the dashboard")
+    actor = viewer.actor
+    if activity and viewer.refresh_due:
+        web_session_id = actor.web_session_id
+        assert web_session_id is not None
+        await runtime.awrite(lambda uow: web_sessions.refresh_web_session(uow, web_session_id))
     request.state.viewer = actor
     return actor
+
+
+async def while_signed_in(
+    runtime: Runtime, viewer: Actor, events: AsyncIterator[ServerSentEvent]
+) -> AsyncIterator[ServerSentEvent]:
+    """A dashboard live stream that lasts only as long as the viewer's sign-in.
+
+    Every `credential_recheck_seconds` the sign-in is judged again; once it no longer
+    holds, the browser gets one last `signed-out` event saying why, and the stream ends.
+    Checking does not count as activity: a page left open does not keep a sign-in alive.
+    """
+    web_session_id = viewer.web_session_id
+    assert web_session_id is not None
+
+    async def check() -> None:
+        await runtime.aread(lambda uow: web_sessions.require_web_session(uow, web_session_id))
+
+    guarded = rechecked(events, check, every_seconds=runtime.settings.credential_recheck_seconds)
+    async with aclosing(guarded):
+        try:
+            async for event in guarded:
+                yield event
+        except Unauthenticated as gone:
+            yield ServerSentEvent(
+                data=f"You were signed out: {gone.message}. Sign in again to follow live.",
+                event=SIGNED_OUT_EVENT,
+            )
 
 
 def login_redirect(request: HTTPConnection) -> Response:
@@ -67,14 +112,24 @@ def safe_next(target: str | None) -> str:
 
 def signin_routes(runtime: Runtime) -> list[BaseRoute]:
     async def login_form(request: Request) -> Response:
-        if isinstance(request.session.get(SESSION_KEY), str):
-            return RedirectResponse(safe_next(request.query_params.get("next")), status_code=303)
+        if SESSION_KEY in request.session:
+            try:
+                await require_viewer(runtime, request)
+            except Unauthenticated:
+                pass  # an ended sign-in: show the form (the cookie is cleared)
+            else:
+                return RedirectResponse(
+                    safe_next(request.query_params.get("next")), status_code=303
+                )
         return render(request, "login.html", _form_context(request.query_params))
 
     async def login(request: Request) -> Response:
         form = await request.form()
         token = _field(form, "token")
+        previous = request.session.get(SESSION_KEY)
         try:
+            # Checked in a read (the password hash is slow on purpose); the sign-in is
+            # then opened in a write that checks the principal and token again.
             if token:
                 actor = await runtime.aread(lambda uow: identity.authenticate(uow, token))
             else:
@@ -82,17 +137,23 @@ def signin_routes(runtime: Runtime) -> list[BaseRoute]:
                 actor = await runtime.aread(
                     lambda uow: identity.login_with_password(uow, name=name, password=password)
                 )
+            opened = await runtime.awrite(lambda uow: web_sessions.open_web_session(
+                uow, actor, replaces=previous if isinstance(previous, str) else None
+            ))
+        except NotAPerson:
+            return _refused(request, form, _NOT_A_PERSON)
         except Unauthenticated:
             return _refused(request, form, _TOKEN_REFUSED if token else _REFUSED)
-        # A pasted token must be a person's own personal token, never a session or reporter one.
-        if not actor.is_human or (token and actor.credential != "personal"):
-            return _refused(request, form, _NOT_A_PERSON)
         request.session.clear()
-        request.session[SESSION_KEY] = actor.principal_id
+        request.session[SESSION_KEY] = opened.secret
         return RedirectResponse(safe_next(_field(form, "next")), status_code=303)
 
     async def logout(request: Request) -> Response:
+        secret = request.session.get(SESSION_KEY)
         request.session.clear()
+        if isinstance(secret, str):
+            # Ended on the server: a copy of the cookie taken before is worth nothing now.
+            await runtime.awrite(lambda uow: web_sessions.end_web_session(uow, secret))
         return RedirectResponse("/login?signed_out=1", status_code=303)
 
     return [
