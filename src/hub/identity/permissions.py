@@ -122,6 +122,7 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "claimTask": _mutation(_SESSION),
     "claimRecovery": _mutation(_SESSION),
     "releaseTask": _mutation(_OPERATOR),
+    "revokeAttempt": _mutation(_OPERATOR, "ends a live lease now; the attempt is fenced"),
     "renewLease": _mutation(_REPORTING, "a reporter renews its one attempt, within its window"),
     "registerWorktree": _mutation(_SESSION),
     "recordCheckpoint": _mutation(_SESSION),
@@ -136,7 +137,12 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "submitReview": _mutation(_SESSION, "an agent review is the attempt of a REVIEW task"),
     "recordHumanReview": _mutation(_HUMAN),
     "requestHumanReview": _mutation(_EDITING),
-    "resolveFinding": _mutation(_EDITING),
+    "resolveFinding": _mutation(
+        _EDITING,
+        "cleared by its author, an operator or a later submission's reviewer; the "
+        "contributors only propose for BLOCKER and MAJOR",
+    ),
+    "repinSubmissionPolicy": _mutation(_OPERATOR),
     # --- integration ------------------------------------------------------------------
     "claimIntegration": _mutation(_SESSION),
     "recordIntegrationResult": _mutation(_SESSION),
@@ -145,6 +151,9 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
         "the integrator's own session, or an operator",
     ),
     "recordValidation": _mutation(_SESSION),
+    "releaseIntegration": _mutation(
+        _OPERATOR, "frees a target left by a gone integrator; never an uncertain publish"
+    ),
     # --- jobs -------------------------------------------------------------------------
     "registerJob": _mutation(_SESSION),
     "observeJob": _mutation(_REPORTING, "a reporter reports its attempt's jobs only"),

@@ -3,8 +3,8 @@ evidence ids on reviews, proposed finding resolutions, job reservations; and the
 rules that changed (ended attempts' leases end with them; a closed child still blocks
 its parent)
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-01 14:33:25.014708
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from alembic import op
 import hub.storage.base
 from sqlalchemy.dialects import postgresql
 
-revision: str = '0005'
-down_revision: str | None = '0004'
+revision: str = '0006'
+down_revision: str | None = '0005'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
