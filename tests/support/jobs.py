@@ -11,12 +11,13 @@ from tests.support.work import key
 
 JOB = """
   id jobId taskId attemptId status exitStatus freshness staleProgress pastDeadline
-  expectedDeadline observedAt lastHeardAt observationCount freshnessSeconds
+  expectedDeadline observedAt lastHeardAt observationCount freshnessSeconds reservationIds
 """
 RESERVATION = "id resourceId resourceKey attemptId jobId units state openJobIds releasedAt" \
     " releaseReason holdClearedBy holdClearReason"
 # Problems' own fields, beside code and message.
 FIELD = " ... on ValidationFailed { field }"
+BLOCKERS = " ... on Blocked { blockers }"
 EVIDENCE = "id passed notPassedBecause jobExitStatus revision treeDigest wrapperReportedSuccess" \
     " checks { name outcome reason }"
 
@@ -36,7 +37,7 @@ def register_job(
         "idempotencyKey": key(),
         **fields,
     }
-    selection = f"... on JobPayload {{ replay job {{ {JOB} }} }}" + FIELD
+    selection = f"... on JobPayload {{ replay job {{ {JOB} }} }}" + FIELD + BLOCKERS
     return api.mutate("registerJob", data, selection)
 
 
@@ -65,6 +66,16 @@ def finish(api: Api, job: dict[str, Any], exit_status: int, **fields: Any) -> di
         f"... on JobPayload {{ replay job {{ {JOB} }}"
         f" releasedReservations {{ {RESERVATION} }} }}" + FIELD,
     )
+
+
+def task_jobs(api: Api, project_id: str, task_id: str) -> list[str]:
+    """The ids of a task's jobs."""
+    found = api(
+        "query($p: ID!, $t: ID!) { jobs(projectId: $p, taskId: $t) { edges { node { id } } } }",
+        p=project_id,
+        t=task_id,
+    )["jobs"]["edges"]
+    return [edge["node"]["id"] for edge in found]
 
 
 def job(api: Api, job_id: str) -> dict[str, Any]:
@@ -149,4 +160,27 @@ def resources(api: Api, project_id: str) -> list[dict[str, Any]]:
         f" reservations {{ {RESERVATION} }} latestReading {{ available observedAt }} }} }}",
         p=project_id,
     )["resources"]
+    return found
+
+
+def reserved(api: Api, attempt: dict[str, Any], resource: str) -> str:
+    """Acquire one resource for `attempt`; the reservation id."""
+    payload = acquire(api, attempt, resource)
+    assert payload["__typename"] == "ReservationsPayload", payload
+    return str(payload["reservations"][0]["id"])
+
+
+def release(api: Api, attempt: dict[str, Any], *reservation_ids: str) -> dict[str, Any]:
+    return api.mutate(
+        "releaseResources",
+        {"attemptId": attempt["id"], "generation": attempt["generation"],
+         "reservationIds": list(reservation_ids)},
+        f"... on ReservationsPayload {{ reservations {{ {RESERVATION} }} }}",
+    )
+
+
+def reservation(api: Api, reservation_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = api(
+        f"query($id: ID!) {{ reservation(id: $id) {{ {RESERVATION} }} }}", id=reservation_id
+    )["reservation"]
     return found

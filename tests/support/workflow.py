@@ -17,6 +17,9 @@ INTEGRATION = (
     " reservationHeld binding }"
 )
 
+# The refusals' own fields, beside code and message.
+REFUSAL = " ... on ValidationFailed { field } ... on Blocked { blockers }"
+
 
 def sha(char: str) -> str:
     return char * 40
@@ -81,7 +84,9 @@ def review(
     submission: str,
     decision: str = "APPROVE",
     findings: list[dict[str, Any]] | None = None,
+    **fields: Any,
 ) -> dict[str, Any]:
+    """`submitReview`; `fields` adds e.g. `evidenceIds`."""
     return reviewer.mutate(
         "submitReview",
         {
@@ -93,20 +98,25 @@ def review(
             "findings": findings or [],
             "evidence": ["ran the tests locally"],
             "idempotencyKey": work.key(),
+            **fields,
         },
-        f"... on ReviewPayload {{ review {{ id decision findings {{ id severity required }} }}"
-        f" {REVIEW_STATUS} }}",
+        f"... on ReviewPayload {{ review {{ id decision evidenceIds"
+        f" findings {{ id severity required }} }} {REVIEW_STATUS} }}",
     )
 
 
 def human_review(
-    human: Api, submission: str, decision: str = "APPROVE", summary: str = "read the diff"
+    human: Api,
+    submission: str,
+    decision: str = "APPROVE",
+    summary: str = "read the diff",
+    **fields: Any,
 ) -> dict[str, Any]:
     """A human's decision, with the human principal's own (personal) token."""
     return human.mutate(
         "recordHumanReview",
-        {"submissionId": submission, "decision": decision, "summary": summary},
-        f"... on ReviewPayload {{ review {{ id reviewerKind principalId decision }}"
+        {"submissionId": submission, "decision": decision, "summary": summary, **fields},
+        f"... on ReviewPayload {{ review {{ id reviewerKind principalId decision evidenceIds }}"
         f" {REVIEW_STATUS} }}",
     )
 
@@ -162,7 +172,9 @@ def report(
     if result:
         data["resultRevision"] = result
     return integrator.mutate(
-        "recordIntegrationResult", data, f"... on IntegrationPayload {{ replay {INTEGRATION} }}"
+        "recordIntegrationResult",
+        data,
+        f"... on IntegrationPayload {{ replay {INTEGRATION} }}" + REFUSAL,
     )
 
 
@@ -201,7 +213,7 @@ def validate(
             **fields,
         },
         f"... on RecordValidationPayload {{ replay validation {{ id passed evidenceIds }}"
-        f" {INTEGRATION} }}",
+        f" {INTEGRATION} }}" + REFUSAL,
     )
 
 
@@ -216,3 +228,13 @@ def take_to_done(
     assert published["__typename"] == "IntegrationPayload", published
     validated = validate(integrator, claim, result)
     assert validated["__typename"] == "RecordValidationPayload", validated
+
+
+def integration(api: Api, integration_id: str) -> dict[str, Any]:
+    """An integration as it stands, with its validations."""
+    found: dict[str, Any] = api(
+        "query($id: ID!) { integration(id: $id) { id state resultRevision reservationHeld"
+        " validations { id passed evidenceIds } } }",
+        id=integration_id,
+    )["integration"]
+    return found
