@@ -260,13 +260,15 @@ def resolve_finding(
     row = uow.session.get(Finding, finding_id)
     if row is None:
         raise NotFound("finding", finding_id)
+    # Authority first: someone who may not touch the finding is refused even once it is
+    # resolved, rather than told it succeeded.
+    authority = _finding_authority(uow, actor, row)
     if row.resolved_at is not None:
         return _finding_view(row)
     text = clean_text("resolution", resolution, 10_000)
     proof = clean_list("evidence", evidence, max_items=20, max_length=2000)
     if not proof:
         raise ValidationFailed("evidence", "a resolution names its evidence")
-    authority = _finding_authority(uow, actor, row)
     now = uow.now()
     if authority == "propose" and row.severity in REQUIRED_SEVERITIES:
         row.proposed_resolution = text

@@ -45,7 +45,11 @@ class ReviewQueue:
     rows: list[QueueRow]  # oldest first
     escalated: int
     warning_seconds: int
+    names: dict[str, str]  # principal id -> name, for who asked for a human review
     now: datetime
+
+    def name(self, principal_id: str) -> str:
+        return self.names.get(principal_id, principal_id)
 
 
 @dataclass(frozen=True)
@@ -100,10 +104,14 @@ def read_review_queue(uow: UnitOfWork) -> ReviewQueue:
         )
         for item in items
     ]
+    requesters = {
+        asked.requested_by for item in items for asked in item.status.human_review_requests
+    }
     return ReviewQueue(
         rows=rows,
         escalated=sum(1 for item in items if item.escalated),
         warning_seconds=uow.settings.review_wait_warning_seconds,
+        names=identity.principal_names(uow, requesters),
         now=now,
     )
 
@@ -128,7 +136,9 @@ def read_submission_page(uow: UnitOfWork, submission_id: str) -> SubmissionPage:
         )
         for found in jobs.evidence_for_task(uow, task.id)
     ]
+    status = review.review_status(uow, submission.id)
     people = {submission.principal_id}
+    people |= {asked.requested_by for asked in status.human_review_requests}
     people |= {r.principal_id for r in reviews}
     people |= {f.resolved_by for r in reviews for f in r.findings if f.resolved_by}
     people |= {f.resolved_by for f in earlier if f.resolved_by}
@@ -139,7 +149,7 @@ def read_submission_page(uow: UnitOfWork, submission_id: str) -> SubmissionPage:
         submission=submission,
         current=current,
         policy=projects.get_policy(uow, submission.project_id, submission.policy_revision),
-        status=review.review_status(uow, submission.id),
+        status=status,
         reviews=reviews,
         earlier_findings=earlier,
         checkpoints=packet.checkpoints,
