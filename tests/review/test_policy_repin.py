@@ -17,6 +17,7 @@ from tests.support.workflow import (
     claim_review,
     deliver,
     human_review,
+    review,
 )
 
 
@@ -76,7 +77,8 @@ def test_only_an_operator_repins_with_a_reason_onto_a_newer_revision(
     # Once review is settled there is nothing left to re-pin.
     approve_by_new_reviewer(agent().api, delivery.project, delivery.submission)
     settled = repin(operator.api, delivery.submission, "too late")
-    assert settled["__typename"] == "Conflict", settled
+    assert settled["__typename"] == "InvalidTransition", settled
+    assert "awaiting review" in settled["message"]
     assert status(operator.api, delivery.submission)["policyRevision"] == 1
 
 
@@ -161,3 +163,22 @@ def test_repinning_to_no_review_moves_straight_on_to_integration(
     assert [t["state"] for t in workflow_tasks(operator.api, delivery.project, "INTEGRATION")] == [
         "OPEN"
     ]
+
+
+def test_a_repin_that_settles_review_closes_a_claimed_review_task(
+    operator: Principal, agent: Callable[..., AgentSession]
+) -> None:
+    project = work.create_project(operator.api)
+    delivery = deliver(operator.api, agent().api, project=project)
+    reviewer = agent()
+    claim = claim_review(reviewer.api, project)
+    assert claim["__typename"] == "ClaimPayload", claim
+    work.set_policy(operator.api, project, reviewPolicy="NONE")
+    moved = repin(operator.api, delivery.submission, "this change needs no review")
+    assert moved["__typename"] == "ReviewStatusPayload", moved
+    assert work.task(operator.api, delivery.task)["state"] == "AWAITING_INTEGRATION"
+    # The reviewer is not left holding a task that can no longer finish.
+    review_task = work.task(operator.api, claim["task"]["id"])
+    assert review_task["state"] == "CLOSED" and review_task["currentAttemptId"] is None
+    late = review(reviewer.api, claim["attempt"], delivery.submission)
+    assert late["__typename"] == "InvalidTransition", late

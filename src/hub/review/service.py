@@ -359,6 +359,12 @@ def repin_submission_policy(
         raise PermissionDenied("only an operator re-pins a submission's review policy")
     reason = clean_text("reason", reason, 2000)
     subject = work.get_submission(uow, submission_id)
+    task = work.get_task(uow, subject.task_id)
+    if task.state != "AWAITING_REVIEW":
+        raise InvalidTransition(
+            f"task {task.id} is {task.state}: only a submission still awaiting review is "
+            "re-pinned"
+        )
     _require_current(uow, subject)
     policy = projects.get_policy(uow, subject.project_id)
     if policy.revision == subject.policy_revision:

@@ -306,6 +306,11 @@ def advance_to_integration(
     submission = uow.session.get_one(Submission, submission_id)
     task.state = "AWAITING_INTEGRATION"
     task.updated_at = uow.now()
+    # Reviews still open for it are no longer needed (a re-pinned policy asks fewer):
+    # close them, ending any attempt on them, rather than strand a reviewer.
+    _close_open_workflow_tasks(
+        uow, task.id, f"review of submission {submission_id} is satisfied", only=submission_id
+    )
     integration = _workflow_task(uow, task, submission, "INTEGRATION", f"Integrate: {task.title}")
     append_event(
         uow,
@@ -371,11 +376,20 @@ def close_superseded(uow: UnitOfWork, task_id: str, submission_id: str) -> None:
 
 
 def _close_open_workflow_tasks(
-    uow: UnitOfWork, task_id: str, reason: str, *, keep: str | None = None
+    uow: UnitOfWork,
+    task_id: str,
+    reason: str,
+    *,
+    keep: str | None = None,
+    only: str | None = None,
 ) -> None:
+    """Close the open workflow tasks of the task's submissions (all but `keep`, or just
+    `only`), ending their attempts."""
     submissions = select(Submission.id).where(
         Submission.task_id == task_id, Submission.id != (keep or "")
     )
+    if only is not None:
+        submissions = submissions.where(Submission.id == only)
     for row in uow.session.scalars(
         select(Task).where(Task.subject_submission_id.in_(submissions), Task.state.in_(OPEN_STATES))
     ):
