@@ -75,7 +75,8 @@ def require_key(actor: Actor, key: str | None, operation: str) -> None:
     """Agent sessions must key the mutations that create, claim, renew or submit."""
     if actor.credential in ("session", "reporter") and not key:
         raise ValidationFailed(
-            "idempotencyKey", f"{operation} from an agent session needs an idempotency key"
+            "idempotencyKey",
+            f"{operation} from an agent session or its reporter needs an idempotency key",
         )
 
 

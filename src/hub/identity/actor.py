@@ -36,8 +36,10 @@ class Actor:
 
 
 def require_full_credential(actor: Actor) -> None:
-    """Reporter tokens renew one lease and report that attempt's jobs; nothing else
-    (decisions §5). Every other operation starts with this check."""
+    """Reporter tokens renew one lease and report that attempt's jobs; nothing else.
+    The credential table (`hub.identity.permissions`) already refuses them every other
+    API operation; services that must never run for a reporter keep this as a second
+    line of defence."""
     if actor.is_reporter:
         raise PermissionDenied("a reporter token can only renew its attempt and report its jobs")
 

@@ -86,6 +86,9 @@ def record_evidence(uow: UnitOfWork, actor: Actor, cmd: EvidenceRecord) -> Evide
         job = uow.session.get(Job, cmd.job_id)
         if job is None or job.task_id != held.attempt.task_id:
             raise NotFound("job of this task", cmd.job_id)
+        if actor.is_reporter and job.attempt_id != held.attempt.id:
+            # A reporter reports the jobs of its one attempt, not its predecessors'.
+            raise NotFound("job of this attempt", cmd.job_id)
     if cmd.reviewer_id is not None:
         identity.get_principal(uow, cmd.reviewer_id)
     row = Evidence(
