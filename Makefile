@@ -1,32 +1,43 @@
-# Two entry points: `make run` (install, migrate, demo data, serve on SQLite) and
-# `make test` (install, then the whole suite: pytest on SQLite and PostgreSQL, ruff,
-# mypy --strict, import-linter). Only Python 3.11+ and make are needed.
+# Two entry points: `make run` (install the runtime, migrate, demo data, serve on SQLite)
+# and `make test` (install the runtime and the dev tools, then the whole suite: pytest on
+# SQLite and PostgreSQL, ruff, mypy --strict, import-linter). Only Python 3.11+ and make
+# are needed. `make run PORT=8100` serves on another port (HOST likewise).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test lint schema clean
+.PHONY: install install-dev run test lint schema clean
 
+# The runtime only: what `make run` needs to serve (no test tooling).
 install: $(VENV)/.installed
+
+# The runtime plus the dev extra (pytest, playwright, mypy, ruff…): what `make test` needs.
+install-dev: $(VENV)/.installed-dev
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $@
 
+# The banner and the server get the same HOST and PORT, so the address printed is the
+# address served.
 run: install
 	$(BIN)/hub db upgrade
-	$(BIN)/hub demo
+	$(BIN)/hub demo --host $(HOST) --port $(PORT)
 	$(BIN)/hub serve --host $(HOST) --port $(PORT)
 
-test: install
+test: install-dev
 	$(BIN)/pytest $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory lint
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
 	$(BIN)/lint-imports
@@ -35,4 +46,4 @@ schema: install
 	$(BIN)/python -c "from hub.api.schema import export_sdl; open('graphql/schema.graphql','w').write(export_sdl())"
 
 clean:
-	rm -rf $(VENV) var/*.db var/*.db-* .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var/*.db var/*.db-* var/demo-credentials .pytest_cache .mypy_cache .ruff_cache

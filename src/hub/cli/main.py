@@ -236,22 +236,73 @@ def maintenance_prune() -> None:
     console.print(f"{report.tombstoned} receipts tombstoned, {report.deleted} tombstones deleted")
 
 
+def browse_url(host: str, port: int) -> str:
+    """The address to open for a server listening on `host`: a wildcard listens on every
+    interface, this machine's loopback included."""
+    wildcards = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "": "127.0.0.1"}  # noqa: S104 (read)
+    shown = wildcards.get(host, host)
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/"
+
+
 @app.command()
-def demo() -> None:
-    """Create (or refresh) a demo project and print a dashboard login."""
-    from hub.cli.demo import seed_demo
+def demo(
+    host: Annotated[str, typer.Option(help="The host `hub serve` listens on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="The port `hub serve` listens on.")] = 8000,
+    reset: Annotated[
+        bool,
+        typer.Option("--reset", help="Issue a new password and tokens; revoke the old tokens."),
+    ] = False,
+) -> None:
+    """Create the demo project, its human operator and its agent (once), and print their
+    credentials. A second run prints the same ones (kept in var/demo-credentials, 0600);
+    --reset replaces them. A development convenience: not for production."""
+    from hub.cli.demo import (
+        CREDENTIALS_FILE,
+        read_credentials,
+        seed_demo,
+        write_credentials,
+    )
 
     rt = runtime()
     _require_current_schema(rt)
-    password = secrets.token_urlsafe(12)
-    summary = rt.write(lambda uow: seed_demo(uow, password=password))
+    path = rt.settings.var_dir / CREDENTIALS_FILE
+    stored = read_credentials(path)
+    new_password = secrets.token_urlsafe(12)
+    try:
+        summary = rt.write(
+            lambda uow: seed_demo(uow, stored=stored, new_password=new_password, reset=reset)
+        )
+    except HubError as exc:
+        raise fail(exc) from None
+    known = summary.credentials
+    write_credentials(path, known)
+
+    def secret(value: str | None) -> str:
+        return value or f"unchanged (not recorded in {path})"
+
+    url = browse_url(host, port)
     console.rule("hub demo")
-    console.print(f"project      {summary.project_name} ({summary.project_id})")
-    console.print("dashboard    http://127.0.0.1:8000/")
-    console.print(f"login        {summary.login}")
-    console.print(f"password     {password}")
-    print(f"API token    {summary.api_token}")
-    console.print("GraphQL      http://127.0.0.1:8000/graphql")
+    # Plain print: rich would wrap or colour the secrets and make them harder to copy.
+    print(f"project         {summary.project_name} ({summary.project_id})")
+    print(f"dashboard       {url}")
+    print(f"GraphQL         {url}graphql")
+    print(f"human operator  {summary.login}: signs in to the dashboard, reviews and approves")
+    print(f"  password      {secret(known.password)}")
+    print(f"  API token     {secret(known.operator_token)}")
+    print(f"agent           {summary.agent}: give agents this token, not the operator's")
+    print(f"  agent token   {secret(known.agent_token)}")
+    if summary.issued:
+        revoked = summary.revoked_tokens
+        print(
+            f"issued now, kept in {path} (0600)"
+            + (f"; {revoked} old demo tokens revoked" if revoked else "")
+        )
+    elif None in (known.password, known.operator_token, known.agent_token):
+        print("unchanged since the first run; `hub demo --reset` issues new ones")
+    else:
+        print(f"unchanged since the first run (kept in {path}, 0600)")
     console.rule()
 
 

@@ -9,15 +9,18 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
+from hub.bundled import data_dir
 from hub.storage.database import Database
 
-# The repository's top-level migrations/ folder (src/hub/storage -> repo root).
-MIGRATIONS_DIR = Path(__file__).resolve().parents[3] / "migrations"
+
+def migrations_dir() -> Path:
+    """Where the migration scripts are: inside the package when installed (hub.bundled)."""
+    return data_dir("migrations")
 
 
 def alembic_config(database: Database) -> Config:
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(migrations_dir()))
     config.set_main_option(
         "sqlalchemy.url", database.url.render_as_string(hide_password=False).replace("%", "%%")
     )

@@ -1,14 +1,14 @@
 """The Jinja2 environment the dashboard renders with.
 
 Templates and static files live in the top-level `web/` directory, beside `src/`, so
-that people who edit HTML and CSS find them without reading Python.
+that people who edit HTML and CSS find them without reading Python; an installed hub
+carries them inside the package (`hub.bundled`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -16,9 +16,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
-WEB_DIR = Path(__file__).resolve().parents[3] / "web"
-TEMPLATE_DIR = WEB_DIR / "templates"
-STATIC_DIR = WEB_DIR / "static"
+from hub.bundled import data_dir
+
+TEMPLATE_DIR = data_dir("web/templates")
+STATIC_DIR = data_dir("web/static")
 
 
 def _timestamp(moment: datetime) -> str:
