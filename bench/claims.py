@@ -330,7 +330,7 @@ def _claim_cycles(
                 "claim", CLAIM, "claimTask", {"projectId": project_id, "idempotencyKey": _key()}
             )
             if claim["__typename"] != "ClaimPayload":
-                if claim.get("code") == "NOT_FOUND":
+                if claim.get("code") == "NO_ELIGIBLE_TASK":  # nothing left to claim
                     tally.exhausted = True
                     return
                 continue

@@ -84,9 +84,12 @@ def test_status_shows_the_lease_and_the_local_deadline_in_words(
 def test_a_claim_refused_by_the_server_prints_its_code_and_exits_one(
     agent_cli: AgentCli, started: dict[str, Any], project: str
 ) -> None:
-    failed = agent_cli.json("next", "--project", project, exit_code=1)
+    # (Nothing ready to claim is an answer, not a refusal: tests/client/test_task_cli.py.)
+    failed = agent_cli.json(
+        "claim", "tsk_00000000000000000000000000", "--project", project, exit_code=1
+    )
     assert failed["error"]["kind"] == "ProblemError"
-    assert failed["error"]["code"]
+    assert failed["error"]["code"] == "NOT_FOUND"
     assert agent_cli.stored()["pending"] == {}
 
     unknown = agent_cli("next", "--project", "no-such-project", exit_code=1)

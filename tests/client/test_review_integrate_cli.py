@@ -243,9 +243,10 @@ def test_a_lost_integration_claim_is_resolved_by_rerunning_it(
     assert integrator.stored()["attempt"]["integration_id"] == again["integration"]["id"]
 
 
-def test_review_next_with_nothing_to_review_is_refused(
+def test_review_next_with_nothing_to_review_says_so(
     operator: Principal, cli_agent: CliAgent
 ) -> None:
     project = work.create_project(operator.api)
-    refused = cli_agent("reviewer").json("review", "next", "--project", project, exit_code=1)
-    assert refused["error"]["kind"] == "ProblemError"
+    nothing = cli_agent("reviewer").json("review", "next", "--project", project)
+    assert nothing["nothingToDo"] is True and nothing["task"] is None
+    assert nothing["code"] == "NO_ELIGIBLE_TASK"

@@ -126,7 +126,11 @@ class ReopenTaskInput:
 class ClaimTaskInput:
     project_id: strawberry.ID
     task_id: strawberry.ID | None = strawberry.field(
-        default=None, description="Claim this task; omit to claim the next eligible one."
+        default=None,
+        description=(
+            "Claim this task; omit to claim the next eligible one. When nothing is ready, "
+            "the answer is NotFound with code NO_ELIGIBLE_TASK: nothing to do now."
+        ),
     )
     kinds: list[TaskKind] = strawberry.field(default_factory=list)
     idempotency_key: str | None = None

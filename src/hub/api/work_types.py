@@ -256,6 +256,29 @@ class Task:
         view = await read(info, lambda uow, _: work.get_attempt(uow, attempt_id))
         return Attempt.of(view)
 
+    @strawberry.field(description="The tasks this one waits for, as they are now.")
+    async def prerequisites(self, info: Info[HubContext, Any]) -> list[Task]:
+        ids = [str(p) for p in self.prerequisite_ids]
+        if not ids:
+            return []
+        found = await read(info, lambda uow, _: [work.get_task(uow, i) for i in ids])
+        return [Task.of(view) for view in found]
+
+    @strawberry.field(
+        description="What its attempts delivered, oldest first (review and integration "
+        "follow the newest)."
+    )
+    async def submissions(self, info: Info[HubContext, Any]) -> list[Submission]:
+        task_id = str(self.id)
+        found = await read(info, lambda uow, _: work.list_submissions(uow, task_id))
+        return [Submission.of(view) for view in found]
+
+    @strawberry.field(description="Links recorded from or to this task, oldest first.")
+    async def links(self, info: Info[HubContext, Any]) -> list[TaskLink]:
+        task_id = str(self.id)
+        found = await read(info, lambda uow, _: work.task_links(uow, task_id))
+        return [TaskLink.of(view) for view in found]
+
     @classmethod
     def of(cls, view: views.TaskView) -> Task:
         return cls(
@@ -289,6 +312,25 @@ class Task:
             subject_submission_id=strawberry.ID(view.subject_submission_id)
             if view.subject_submission_id
             else None,
+        )
+
+
+@strawberry.type(description="`taskId kind otherTaskId`, e.g. A SUPERSEDES B.")
+class TaskLink:
+    task_id: strawberry.ID
+    kind: LinkKind
+    other_task_id: strawberry.ID
+    created_at: datetime
+    created_by: strawberry.ID
+
+    @classmethod
+    def of(cls, view: views.LinkView) -> TaskLink:
+        return cls(
+            task_id=strawberry.ID(view.task_id),
+            kind=LinkKind(view.kind),
+            other_task_id=strawberry.ID(view.other_id),
+            created_at=view.created_at,
+            created_by=strawberry.ID(view.created_by),
         )
 
 

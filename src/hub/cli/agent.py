@@ -3,7 +3,9 @@
 Each command calls one `AgentClient` method and renders its result: one JSON object on
 stdout with `--json` (for agents), rich text otherwise. Exit codes:
 
-    0  done
+    0  done; also "nothing to do": `next` (and `review next`) found no task ready to
+       claim. It prints "nothing to do in project …"; with `--json`
+       `{"ok": true, "nothingToDo": true, "task": null, "attempt": null, …}`.
     1  a problem: the server refused (code and message printed), or the client refused
        locally (past the conservative deadline, the attempt has ended)
     2  usage, or the local state file (no session, an unresolved earlier operation)
@@ -35,6 +37,7 @@ from hub.client.agent import AgentClient, AttemptOutcome, Status
 from hub.client.deadline import LocalClock, SystemLocalClock, has_passed, seconds_left
 from hub.client.errors import (
     ClientError,
+    NothingToClaim,
     ProblemError,
     StateError,
     TransportFailure,
@@ -111,6 +114,9 @@ def reporting(as_json: bool) -> Iterator[None]:
     """Turn a client error into its output and exit code, in one place."""
     try:
         yield
+    except NothingToClaim as nothing:
+        # An answer, not a failure: there is simply no work ready for this session now.
+        render_nothing_to_do(nothing, as_json)
     except ClientError as error:
         code = exit_code(error)
         if as_json:
@@ -128,6 +134,23 @@ def reporting(as_json: bool) -> Iterator[None]:
         else:
             errors.print(f"[red]{escape(error.code)}[/red]: {escape(error.message)}")
         raise typer.Exit(code) from None
+
+
+def render_nothing_to_do(nothing: NothingToClaim, as_json: bool) -> None:
+    hint = "`hub task ready --project …` lists the ready work; try again later"
+    if as_json:
+        print_json(
+            {
+                "ok": True,
+                "nothingToDo": True,
+                "task": None,
+                "attempt": None,
+                "code": nothing.code,
+                "message": nothing.message,
+            }
+        )
+    else:
+        console.print(f"{escape(nothing.message)}\n[dim]{escape(hint)}[/dim]")
 
 
 # --- commands ----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """`hub …`: the server's command line. Administration commands talk to the database
-directly through the service layer; `hub agent …` (the agent client) talks to a
-running server over the API."""
+directly through the service layer; `hub agent …` (the agent client), `hub task …` and
+`hub project …` talk to a running server over the API."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from rich.markup import escape
 from sqlalchemy.exc import OperationalError
 
 from hub.cli.agent import app as agent_app
+from hub.cli.projects import app as project_app
+from hub.cli.tasks import app as task_app
 from hub.errors import HubError
 from hub.identity import service as identity
 from hub.runtime import Runtime
@@ -28,6 +30,8 @@ app.add_typer(db_app, name="db")
 app.add_typer(principal_app, name="principal")
 app.add_typer(token_app, name="token")
 app.add_typer(agent_app, name="agent")
+app.add_typer(project_app, name="project")
+app.add_typer(task_app, name="task")
 maintenance_app = typer.Typer(help="Upkeep.", no_args_is_help=True)
 app.add_typer(maintenance_app, name="maintenance")
 

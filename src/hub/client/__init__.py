@@ -6,6 +6,8 @@
                   integration it is for), pending keys (`state`)
     deadline      the conservative local deadline (decisions §2)
     AgentClient   the protocol's client half, one method per `hub agent` command (`agent`)
+    PlanningApi   projects and tasks, for `hub project …` and `hub task …` (`planning`),
+                  with `Connection`: which server and credential a command uses
 
 Errors are drawn in `hub.client.errors`. Nothing here imports the server's modules: an
 import-linter contract in pyproject.toml keeps it that way.
@@ -19,6 +21,7 @@ from hub.client.errors import (
     ClientError,
     DeadlinePassed,
     LocalRefusal,
+    NothingToClaim,
     PendingOperationConflict,
     ProblemError,
     RequestRejected,
@@ -74,6 +77,7 @@ __all__ = [
     "Lease",
     "LocalClock",
     "LocalRefusal",
+    "NothingToClaim",
     "PendingOperation",
     "PendingOperationConflict",
     "ProblemError",

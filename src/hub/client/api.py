@@ -19,6 +19,7 @@ import httpx
 
 from hub.client.deadline import LocalClock, Sent, SystemLocalClock
 from hub.client.errors import (
+    NothingToClaim,
     ProblemError,
     RequestRejected,
     TransportFailure,
@@ -716,7 +717,8 @@ def _integration_reported(data: dict[str, Any]) -> IntegrationReported:
 def _problem(result: dict[str, Any]) -> ProblemError:
     typename = str(result.get("__typename"))
     details = {k: v for k, v in result.items() if k not in ("__typename", "code", "message")}
-    return ProblemError(
+    kind = NothingToClaim if result.get("code") == NothingToClaim.CODE else ProblemError
+    return kind(
         typename,
         str(result.get("code") or typename),
         str(result.get("message") or typename),

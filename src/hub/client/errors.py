@@ -3,6 +3,8 @@
     ClientError
     ├── ServerAnswered            a definite answer: this request changed nothing
     │   ├── ProblemError          a mutation returned a Problem (code, message, details)
+    │   │   └── NothingToClaim    a claim of the next task found none ready (NotFound,
+    │   │                         code NO_ELIGIBLE_TASK): an answer, not a failure
     │   ├── Unauthenticated       the bearer token was refused (UNAUTHENTICATED)
     │   └── RequestRejected       GraphQL errors or a 4xx: the request itself was refused
     ├── TransportFailure          no definite answer; `uncertain` says whether the server
@@ -15,7 +17,8 @@
     └── UsageError                the arguments cannot work (e.g. a server URL without http)
 
 The command line maps them to exit codes: problems and refusals 1, state and usage
-errors 2, transport failures 3 (see `hub.cli.agent`).
+errors 2, transport failures 3 (see `hub.cli.agent`); `NothingToClaim` is reported as
+"nothing to do" with exit 0.
 """
 
 from __future__ import annotations
@@ -45,6 +48,14 @@ class ProblemError(ServerAnswered):
         self.typename = typename
         self.code = code
         self.details = details or {}
+
+
+class NothingToClaim(ProblemError):
+    """Nothing in the project is ready for this session to claim now. The server answers
+    a claim of the next eligible task with the `NotFound` problem and this code; the
+    command line says "nothing to do" and exits 0."""
+
+    CODE = "NO_ELIGIBLE_TASK"
 
 
 class Unauthenticated(ServerAnswered):

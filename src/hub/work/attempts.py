@@ -21,7 +21,6 @@ from hub.errors import (
     Conflict,
     DependencyNotMet,
     InvalidTransition,
-    NotFound,
     PermissionDenied,
     StaleGeneration,
     ValidationFailed,
@@ -40,6 +39,7 @@ from hub.work.errors import (
     AttemptLeaseExpired,
     AttemptSuperseded,
     DispositionRequired,
+    NoEligibleTask,
     RecoveryRequired,
     TaskOwned,
 )
@@ -147,7 +147,7 @@ def claim_task(uow: UnitOfWork, actor: Actor, cmd: ClaimRequest) -> ClaimResult:
             {"project": cmd.project_id, "session": session.id},
         )
         if found is None:
-            raise NotFound("eligible task", cmd.project_id)
+            raise NoEligibleTask(cmd.project_id, sorted(set(cmd.kinds)))
         task = found
         now = uow.now()
     _check_session_limit(uow, session.id, policy.max_active_attempts_per_session, now)

@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
-from hub.errors import Conflict, InvalidTransition, LeaseExpired, StaleGeneration
+from hub.errors import Conflict, InvalidTransition, LeaseExpired, NotFound, StaleGeneration
 
 
 class TaskNotClaimable(Conflict):
     pass
+
+
+class NoEligibleTask(NotFound):
+    """A claim of the next eligible task found nothing ready for this session.
+
+    An answer, not a fault: the problem type stays `NotFound` (what = "eligible task"),
+    with its own code so that clients tell "nothing to do now" from an unknown project
+    or task (`NOT_FOUND`) without reading the message.
+    """
+
+    code = "NO_ELIGIBLE_TASK"
+
+    def __init__(self, project_id: str, kinds: Sequence[str] = ()) -> None:
+        super().__init__("eligible task", project_id)
+        of_kind = f" of kind {', '.join(kinds)}" if kinds else ""
+        self.message = (
+            f"nothing to do in project {project_id}: no task{of_kind} is ready for this "
+            "session to claim now (open or sent back for revision, unblocked, and not its "
+            "own work to review)"
+        )
+        self.args = (self.message,)
 
 
 class TaskOwned(TaskNotClaimable):

@@ -40,12 +40,14 @@ from hub.work.tasks import (
     link_tasks,
     list_tasks,
     reopen_task,
+    task_links,
     task_view,
 )
 from hub.work.views import (
     AttemptResult,
     AttemptView,
     ClaimResult,
+    LinkView,
     SubmissionView,
     TaskView,
 )
@@ -120,6 +122,7 @@ __all__ = [
     "ClaimRequest",
     "ClaimResult",
     "Contributors",
+    "LinkView",
     "NewTask",
     "SubmissionView",
     "SubmitRequest",
@@ -170,6 +173,7 @@ __all__ = [
     "session_of_attempt",
     "subject_of",
     "submit_attempt",
+    "task_links",
     "task_worktrees",
     "workflow_sessions",
     "workflow_tasks",

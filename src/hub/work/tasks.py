@@ -36,7 +36,7 @@ from hub.work.tables import (
     TaskLink,
     TaskPrerequisite,
 )
-from hub.work.views import TaskView
+from hub.work.views import LinkView, TaskView
 
 # Kinds whose completion is judged against their own acceptance criteria.
 KINDS_NEEDING_CRITERIA = ("IMPLEMENTATION", "GENERAL", "OBJECTIVE")
@@ -363,6 +363,26 @@ def _link(uow: UnitOfWork, actor: Actor, task: Task, other: Task, kind: str) -> 
 
 def get_task(uow: UnitOfWork, task_id: str) -> TaskView:
     return task_view(uow, require_task(uow, task_id))
+
+
+def task_links(uow: UnitOfWork, task_id: str) -> list[LinkView]:
+    """The links recorded from or to a task, oldest first; each as it was recorded
+    (`task_id KIND other_id`), so a link to this task names it as `other_id`."""
+    rows = uow.session.scalars(
+        select(TaskLink)
+        .where((TaskLink.task_id == task_id) | (TaskLink.other_id == task_id))
+        .order_by(TaskLink.created_at, TaskLink.task_id, TaskLink.other_id, TaskLink.kind)
+    ).all()
+    return [
+        LinkView(
+            task_id=row.task_id,
+            other_id=row.other_id,
+            kind=row.kind,
+            created_at=row.created_at,
+            created_by=row.created_by,
+        )
+        for row in rows
+    ]
 
 
 def list_tasks(uow: UnitOfWork, query: TaskFilter) -> list[TaskView]:

@@ -55,6 +55,17 @@ class AttemptView:
 
 
 @dataclass(frozen=True)
+class LinkView:
+    """A link between two tasks of a project, read from `task_id`'s side."""
+
+    task_id: str
+    other_id: str
+    kind: str  # DUPLICATE_OF, RELATED or SUPERSEDES, as recorded (task_id KIND other_id)
+    created_at: datetime
+    created_by: str
+
+
+@dataclass(frozen=True)
 class TaskView:
     id: str
     project_id: str

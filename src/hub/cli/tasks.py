@@ -1,0 +1,699 @@
+"""`hub task …`: create, see and shape work, over the API, for people and agents."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from hub.cli.agent import TaskKind, console, errors
+from hub.cli.remote import (
+    CONNECTION_HELP,
+    AsJson,
+    Server,
+    StatePath,
+    Token,
+    emit,
+    open_api,
+    reporting,
+)
+from hub.client.errors import ClientError, ProblemError, UsageError
+from hub.client.planning import (
+    PlannedTask,
+    PlanningApi,
+    TaskChanged,
+    TaskDetails,
+    TaskRef,
+    new_idempotency_key,
+)
+
+app = typer.Typer(
+    help="Tasks: create, edit, show, list, the ready ones, close, reopen, link, "
+    "prerequisites." + CONNECTION_HELP,
+    no_args_is_help=True,
+)
+deps_app = typer.Typer(
+    help="A task's prerequisites: the tasks it waits for." + CONNECTION_HELP,
+    no_args_is_help=True,
+)
+app.add_typer(deps_app, name="deps")
+
+
+class TaskState(StrEnum):
+    OPEN = "OPEN"
+    IN_PROGRESS = "IN_PROGRESS"
+    AWAITING_REVIEW = "AWAITING_REVIEW"
+    AWAITING_INTEGRATION = "AWAITING_INTEGRATION"
+    REVISION_NEEDED = "REVISION_NEEDED"
+    DONE = "DONE"
+    CLOSED = "CLOSED"
+
+
+class CloseReason(StrEnum):
+    REJECTED = "REJECTED"
+    SUPERSEDED = "SUPERSEDED"
+    DUPLICATE = "DUPLICATE"
+    DEFERRED = "DEFERRED"
+
+
+class LinkKind(StrEnum):
+    RELATED = "RELATED"
+    DUPLICATE_OF = "DUPLICATE_OF"
+    SUPERSEDES = "SUPERSEDES"
+
+
+Project = Annotated[
+    str, typer.Option("--project", "-p", help="Project id, alias or repository remote.")
+]
+TaskId = Annotated[str, typer.Argument(help="The task (tsk_…).", show_default=False)]
+Criteria = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--criterion",
+        "-c",
+        help="An acceptance criterion (repeatable, in order).",
+        show_default=False,
+    ),
+]
+
+# Input fields the server names in a refusal, and the options that set them.
+OPTIONS = {
+    "acceptanceCriteria": "--criterion",
+    "prerequisiteIds": "--after",
+    "prerequisiteId": "PREREQUISITE",
+    "parentId": "--parent",
+    "relatedTaskId": "--related",
+    "otherTaskId": "OTHER",
+    "taskId": "TASK",
+    "projectId": "--project",
+    "input": "the options",
+}
+
+
+# --- create and edit ----------------------------------------------------------------------
+
+
+@app.command()
+def create(
+    project: Project,
+    kind: Annotated[TaskKind, typer.Option("--kind", "-k", help="What kind of work.")],
+    title: Annotated[str, typer.Option(help="A short title.")],
+    outcome: Annotated[str, typer.Option(help="The outcome wanted, in a few sentences.")] = "",
+    criterion: Criteria = None,
+    priority: Annotated[int, typer.Option(help="Higher is offered first (-1000..1000).")] = 0,
+    parent: Annotated[
+        str | None, typer.Option(help="The OBJECTIVE this task is part of.", show_default=False)
+    ] = None,
+    optional: Annotated[
+        bool, typer.Option("--optional", help="The parent does not need this child to finish.")
+    ] = False,
+    after: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--after",
+            help="A prerequisite: a task that must be done first (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    source_system: Annotated[
+        str | None, typer.Option(help="Where the task comes from, e.g. github.")
+    ] = None,
+    source_id: Annotated[
+        str | None, typer.Option(help="Its stable id there (unique per project and system).")
+    ] = None,
+    idempotency_key: Annotated[
+        str | None,
+        typer.Option(
+            help="Resend an earlier create whose answer was lost: with the key it printed, "
+            "the server answers that task instead of creating another.",
+            show_default=False,
+        ),
+    ] = None,
+    server: Server = None,
+    token: Token = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """Create a task (IMPLEMENTATION, GENERAL and OBJECTIVE tasks need a --criterion)."""
+    key = idempotency_key or new_idempotency_key()
+    with reporting(
+        as_json,
+        options=OPTIONS,
+        uncertain=f"run the same command again with --idempotency-key {key}: it answers "
+        "the task if it was created, and creates it once if not",
+    ):
+        with open_api(server, token, state) as api:
+            project_id = api.resolve_project(project)
+            made = api.create_task(
+                project_id=project_id,
+                kind=kind.value,
+                title=title,
+                outcome=outcome,
+                acceptance_criteria=criterion or [],
+                priority=priority,
+                parent_id=parent,
+                required=not optional,
+                prerequisite_ids=after or [],
+                source_system=source_system,
+                source_id=source_id,
+                idempotency_key=key,
+            )
+        replay = " (it existed: an earlier create with this key)" if made.replay else ""
+        emit(
+            as_json,
+            {**made.raw, "idempotencyKey": key},
+            lambda: console.print(
+                f"created task [bold]{made.task.id}[/bold] ({made.task.kind}, "
+                f"{_state(made.task)}): {escape(made.task.title)}{replay}\n"
+                f"[dim]hub task show {made.task.id}[/dim]"
+            ),
+        )
+
+
+@app.command()
+def edit(
+    task_id: TaskId,
+    expected_revision: Annotated[
+        int | None,
+        typer.Option(
+            help="The revision you last read (`hub task show`); the edit is refused if "
+            "the task changed since. Default: read the current one first (and say so).",
+            show_default=False,
+        ),
+    ] = None,
+    title: Annotated[str | None, typer.Option(help="A new title.", show_default=False)] = None,
+    outcome: Annotated[str | None, typer.Option(help="A new outcome.", show_default=False)] = None,
+    priority: Annotated[
+        int | None, typer.Option(help="A new priority.", show_default=False)
+    ] = None,
+    criterion: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--criterion",
+            "-c",
+            help="The new acceptance criteria, all of them (repeatable): they replace the "
+            "current list as a new criteria revision. Refused while a submission is in "
+            "review or integration.",
+            show_default=False,
+        ),
+    ] = None,
+    required: Annotated[
+        bool | None,
+        typer.Option(
+            "--required/--optional",
+            help="Whether its parent needs it to finish.",
+            show_default=False,
+        ),
+    ] = None,
+    reason: Annotated[
+        str | None,
+        typer.Option(
+            help="Why; an operator dropping a closed child's requirement must say.",
+            show_default=False,
+        ),
+    ] = None,
+    server: Server = None,
+    token: Token = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """Edit a task's title, outcome, priority, criteria or requiredness.
+
+    Never its state or owner: those move only through claims, submissions and recovery.
+    """
+    read_first = expected_revision is None
+    with reporting(
+        as_json,
+        options=OPTIONS,
+        uncertain=f"see whether it was with `hub task show {task_id}` before editing again",
+    ):
+        if (title, outcome, priority, criterion, required) == (None, None, None, None, None):
+            raise UsageError(
+                "nothing to change: pass --title, --outcome, --priority, --criterion or "
+                "--required/--optional"
+            )
+        with open_api(server, token, state) as api:
+            revision = expected_revision
+            if revision is None:
+                revision = _require_task(api, task_id).task.revision
+                if not as_json:
+                    errors.print(
+                        f"editing task {task_id} at revision {revision}, read just now "
+                        "(pass --expected-revision to refuse if it changed since you "
+                        "last read it)"
+                    )
+            try:
+                edited = api.edit_task(
+                    task_id,
+                    expected_revision=revision,
+                    title=title,
+                    outcome=outcome,
+                    priority=priority,
+                    acceptance_criteria=criterion,
+                    required=required,
+                    reason=reason,
+                )
+            except ProblemError as problem:
+                raise _stale_revision(api, task_id, revision, problem) from None
+        emit(
+            as_json,
+            {**edited.raw, "expectedRevision": revision, "revisionReadFirst": read_first},
+            lambda: _print_changed(edited, f"edited (now revision {edited.task.revision})"),
+        )
+
+
+def _stale_revision(
+    api: PlanningApi, task_id: str, expected: int, problem: ProblemError
+) -> ClientError:
+    """A refused edit, explained: if the task moved on, say to which revision."""
+    if problem.code != "CONFLICT":
+        return problem
+    try:
+        found = api.task_details(task_id)
+    except ClientError:
+        return problem
+    if found is None or found.task.revision == expected:
+        return problem
+    return ProblemError(
+        problem.typename,
+        problem.code,
+        f"task {task_id} was edited since revision {expected}: it is at revision "
+        f"{found.task.revision} now, and nothing was changed. Read it again with "
+        f"`hub task show {task_id}`, then rerun your edit with --expected-revision "
+        f"{found.task.revision} if it still applies",
+        {**problem.details, "currentRevision": found.task.revision},
+    )
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+@app.command()
+def show(
+    task_id: TaskId,
+    server: Server = None,
+    token: Token = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """A task: outcome, criteria, state, attempt and lease, prerequisites, submissions.
+
+    Also its links, and why it was closed. `--json` returns all of it.
+    """
+    with reporting(as_json, options=OPTIONS):
+        with open_api(server, token, state) as api:
+            details = _require_task(api, task_id)
+        emit(as_json, {"task": details.raw}, lambda: _print_details(details))
+
+
+@app.command("list")
+def list_tasks(
+    project: Project,
+    task_state: Annotated[
+        list[TaskState] | None,
+        typer.Option("--state", "-s", help="Only tasks in these states (repeatable)."),
+    ] = None,
+    kind: Annotated[
+        list[TaskKind] | None, typer.Option("--kind", "-k", help="Only these kinds (repeatable).")
+    ] = None,
+    parent: Annotated[
+        str | None, typer.Option(help="Only the children of this task.", show_default=False)
+    ] = None,
+    limit: Annotated[int, typer.Option(help="Tasks per page.")] = 50,
+    after: Annotated[
+        str | None,
+        typer.Option(help="Continue after this cursor (printed by the previous page)."),
+    ] = None,
+    all_pages: Annotated[bool, typer.Option("--all", help="Follow every page.")] = False,
+    server: Server = None,
+    token: Token = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """A project's tasks in creation order, filtered, a page at a time."""
+    with reporting(as_json, options={**OPTIONS, "first": "--limit", "after": "--after"}):
+        with open_api(server, token, state) as api:
+            project_id = api.resolve_project(project)
+            found: list[PlannedTask] = []
+            cursor = after
+            while True:
+                page = api.tasks(
+                    project_id,
+                    states=[s.value for s in task_state or []],
+                    kinds=[k.value for k in kind or []],
+                    parent_id=parent,
+                    first=limit,
+                    after=cursor,
+                )
+                found += page.tasks
+                cursor = page.end_cursor or cursor
+                if not (all_pages and page.has_next_page):
+                    break
+        more = page.has_next_page
+
+        def text() -> None:
+            if not found:
+                console.print(f"no tasks in project {project_id} match")
+            _print_tasks(found)
+            if more:
+                console.print(f"[dim]more: add --after {cursor} (or --all)[/dim]")
+
+        emit(
+            as_json,
+            {
+                "projectId": project_id,
+                "tasks": [t.raw for t in found],
+                "pageInfo": {"hasNextPage": more, "endCursor": cursor},
+            },
+            text,
+        )
+
+
+@app.command()
+def ready(
+    project: Project,
+    kind: Annotated[
+        list[TaskKind] | None, typer.Option("--kind", "-k", help="Only these kinds (repeatable).")
+    ] = None,
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 20,
+    server: Server = None,
+    token: Token = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """The ready work (the candidates), in the order it is offered.
+
+    Priority first, then age. Informational: another agent may claim one the next
+    moment. An empty list is "nothing to do" (exit 0).
+    """
+    with reporting(as_json, options={**OPTIONS, "first": "--limit"}):
+        with open_api(server, token, state) as api:
+            project_id = api.resolve_project(project)
+            found = api.ready_tasks(project_id, kinds=[k.value for k in kind or []], first=limit)
+
+        def text() -> None:
+            if not found:
+                of_kind = f" of kind {', '.join(k.value for k in kind)}" if kind else ""
+                console.print(
+                    f"nothing to do in project {escape(project)}: no task{of_kind} is ready "
+                    "(open or sent back, and not waiting for prerequisites)"
+                )
+                return
+            _print_tasks(found)
+            console.print(f"[dim]claim the first with `hub agent next --project {project}`[/dim]")
+
+        emit(
+            as_json,
+            {"projectId": project_id, "tasks": [t.raw for t in found], "nothingToDo": not found},
+            text,
+        )
+
+
+# --- closing, links, prerequisites ----------------------------------------------------------
+
+
+@app.command()
+def close(
+    task_id: TaskId,
+    reason: Annotated[
+        CloseReason,
+        typer.Option(help="Why: REJECTED, SUPERSEDED, DUPLICATE or DEFERRED."),
+    ],
+    note: Annotated[str, typer.Option(help="Anything a later reader should know.")] = "",
+    reopen_condition: Annotated[
+        str | None,
+        typer.Option(help="When it should come back (DEFERRED needs it).", show_default=False),
+    ] = None,
+    related: Annotated[
+        str | None,
+        typer.Option(
+            help="The task that replaces it (SUPERSEDED and DUPLICATE need it).",
+            show_default=False,
+        ),
+    ] = None,
+    server: Server = None,
+    token: Token = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """Close a task without doing it, keeping why."""
+    with reporting(
+        as_json, options=OPTIONS, uncertain=f"see whether it was with `hub task show {task_id}`"
+    ):
+        with open_api(server, token, state) as api:
+            closed = api.close_task(
+                task_id,
+                reason=reason.value,
+                note=note,
+                reopen_condition=reopen_condition,
+                related_task_id=related,
+            )
+        emit(as_json, closed.raw, lambda: _print_changed(closed, f"closed ({reason.value})"))
+
+
+@app.command()
+def reopen(
+    task_id: TaskId,
+    reason: Annotated[str, typer.Option(help="Why it comes back.")],
+    server: Server = None,
+    token: Token = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """Reopen a closed task."""
+    with reporting(
+        as_json, options=OPTIONS, uncertain=f"see whether it was with `hub task show {task_id}`"
+    ):
+        with open_api(server, token, state) as api:
+            reopened = api.reopen_task(task_id, reason=reason)
+        emit(as_json, reopened.raw, lambda: _print_changed(reopened, "reopened"))
+
+
+@app.command()
+def link(
+    task_id: TaskId,
+    other: Annotated[str, typer.Argument(help="The other task.", show_default=False)],
+    kind: Annotated[
+        LinkKind,
+        typer.Option(help="TASK KIND OTHER: RELATED, DUPLICATE_OF or SUPERSEDES."),
+    ],
+    server: Server = None,
+    token: Token = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """Record that TASK relates to, duplicates or supersedes OTHER.
+
+    A link blocks nothing: prerequisites are `hub task deps`.
+    """
+    with reporting(as_json, options=OPTIONS):
+        with open_api(server, token, state) as api:
+            linked = api.link_tasks(task_id, other, kind=kind.value)
+        emit(
+            as_json,
+            linked.raw,
+            lambda: console.print(f"linked: {task_id} {kind.value} {escape(other)}"),
+        )
+
+
+OverrideReason = Annotated[
+    str | None,
+    typer.Option(
+        help="Operators only: change the prerequisites of a task under work, saying why.",
+        show_default=False,
+    ),
+]
+Prerequisite = Annotated[str, typer.Argument(help="The task it waits for.", show_default=False)]
+
+
+@deps_app.command("add")
+def deps_add(
+    task_id: TaskId,
+    prerequisite: Prerequisite,
+    override_reason: OverrideReason = None,
+    server: Server = None,
+    token: Token = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """Make TASK wait for PREREQUISITE (refused if it would make a cycle)."""
+    _change_prerequisite(
+        task_id, prerequisite, True, override_reason, server, token, state, as_json
+    )
+
+
+@deps_app.command("remove")
+def deps_remove(
+    task_id: TaskId,
+    prerequisite: Prerequisite,
+    override_reason: OverrideReason = None,
+    server: Server = None,
+    token: Token = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """Stop TASK waiting for PREREQUISITE."""
+    _change_prerequisite(
+        task_id, prerequisite, False, override_reason, server, token, state, as_json
+    )
+
+
+def _change_prerequisite(
+    task_id: str,
+    prerequisite: str,
+    add: bool,
+    override_reason: str | None,
+    server: str | None,
+    token: str | None,
+    state: Path | None,
+    as_json: bool,
+) -> None:
+    with reporting(
+        as_json, options=OPTIONS, uncertain=f"see whether it was with `hub task show {task_id}`"
+    ):
+        with open_api(server, token, state) as api:
+            changed = api.change_prerequisite(
+                task_id, prerequisite, add=add, override_reason=override_reason
+            )
+        verb = "now waits for" if add else "no longer waits for"
+        emit(
+            as_json,
+            changed.raw,
+            lambda: _print_changed(changed, f"{verb} {escape(prerequisite)}"),
+        )
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+
+def _require_task(api: PlanningApi, task_id: str) -> TaskDetails:
+    found = api.task_details(task_id)
+    if found is None:
+        raise ProblemError(
+            "NotFound",
+            "NOT_FOUND",
+            f"there is no task {task_id} (`hub task list --project …` lists them)",
+            {"what": "task"},
+        )
+    return found
+
+
+def _state(task: PlannedTask) -> str:
+    if task.effective_state == task.state:
+        return task.state
+    return f"{task.state}, {task.effective_state} now"
+
+
+def _print_changed(changed: TaskChanged, verb: str) -> None:
+    task = changed.task
+    console.print(
+        f"task [bold]{task.id}[/bold] {verb}: {escape(task.title)} ({_state(task)}, "
+        f"revision {task.revision})"
+    )
+
+
+def _print_tasks(tasks: list[PlannedTask]) -> None:
+    # One line per task, never wrapped: ids stay whole for copying.
+    for task in tasks:
+        console.print(
+            f"{task.id}  {task.kind:<14} {_state(task):<22} {task.priority:>5}  "
+            f"{escape(task.title)}",
+            highlight=False,
+        )
+
+
+def _field(label: str, value: str) -> None:
+    console.print(f"[bold]{label}:[/bold] {value}", highlight=False)
+
+
+def _block(label: str, lines: list[str], empty: str = "none") -> None:
+    if not lines:
+        _field(label, f"[dim]{empty}[/dim]")
+        return
+    console.print(f"[bold]{label}:[/bold]", highlight=False)
+    for line in lines:
+        console.print(f"  {line}", highlight=False)
+
+
+def _print_details(details: TaskDetails) -> None:
+    task = details.task
+    console.print(f"[bold]{task.id}[/bold] {task.kind}: {escape(task.title)}", highlight=False)
+    _field("project", task.project_id)
+    _field("state", _state(task))
+    _field("priority", str(task.priority))
+    _field(
+        "revision",
+        f"{task.revision} (edit with `hub task edit {task.id} --expected-revision "
+        f"{task.revision} …`)",
+    )
+    if task.parent_id:
+        _field("parent", f"{task.parent_id} ({'required' if task.required else 'optional'})")
+    if task.subject_submission_id:
+        _field("for submission", task.subject_submission_id)
+    _block("outcome", escape(task.outcome).splitlines(), "-")
+    _block(
+        f"acceptance criteria (revision {task.criteria_revision})",
+        [f"{n}. {escape(c)}" for n, c in enumerate(task.acceptance_criteria, start=1)],
+    )
+    if details.prerequisites:
+        _block(
+            "prerequisites",
+            [f"{p.id} {_ref_state(p)}: {escape(p.title)}" for p in details.prerequisites],
+        )
+    elif task.prerequisite_ids:
+        _block("prerequisites", list(task.prerequisite_ids))
+    _block("current attempt", _attempt_lines(details))
+    if details.submissions or task.kind == "IMPLEMENTATION":
+        _block(
+            "submissions",
+            [
+                f"{s.id} {s.outcome}"
+                + (f" at {s.candidate_revision}" if s.candidate_revision else "")
+                + f" (criteria revision {s.criteria_revision}, "
+                f"{s.created_at:%Y-%m-%d %H:%M}Z): {escape(s.result)}"
+                for s in details.submissions
+            ],
+            "none yet",
+        )
+    if details.links:
+        _block("links", [f"{k.task_id} {k.kind} {k.other_task_id}" for k in details.links])
+    if task.state == "CLOSED":
+        closed = [
+            f"{task.close_reason}" + (f": {escape(task.close_note)}" if task.close_note else "")
+        ]
+        if task.reopen_condition:
+            closed.append(f"reopen when: {escape(task.reopen_condition)}")
+        _block("closed", closed)
+    if task.source_system:
+        _field("source", f"{escape(task.source_system)} {escape(task.source_id or '')}")
+
+
+def _ref_state(task: TaskRef) -> str:
+    if task.effective_state == task.state:
+        return task.state
+    return f"{task.state}, {task.effective_state} now"
+
+
+def _attempt_lines(details: TaskDetails) -> list[str]:
+    current = details.current_attempt
+    if current is None:
+        return []
+    attempt = current.attempt
+    if current.holds_authority:
+        lease = f"lease until {attempt.expires_at.isoformat()} (server time)"
+    elif attempt.state == "ACTIVE":
+        lease = (
+            f"[yellow]lease expired at {attempt.expires_at.isoformat()}[/yellow]: a recovery "
+            "candidate (`hub agent recover`)"
+        )
+    else:
+        lease = "no live lease"
+    stale = "; [yellow]no progress for a while[/yellow]" if current.stale_progress else ""
+    return [
+        f"{attempt.id} generation {attempt.generation} {attempt.state} ({attempt.kind}) by "
+        f"{current.principal_id} on {escape(current.workstation)}",
+        f"{lease}; heartbeat every {attempt.heartbeat_seconds}s{stale}",
+    ]
