@@ -4,20 +4,35 @@
                   answering the typed records of `results`
     StateFile     the 0600 local state: session, current attempt (with the submission and
                   integration it is for), pending keys (`state`)
-    deadline      the conservative local deadline (decisions §2)
-    AgentClient   the protocol's client half, one method per `hub agent` command (`agent`)
+    deadline      the conservative local deadline (docs/agent-cli.md)
+    engine        how each command sends its request and keeps the state file in step
+    AgentClient   the protocol's client half, one method per `hub agent` command (`agent`,
+                  with `integrating` and `delivery`); `briefs` says what a task is and
+                  `git` reads the checkout (never changing it)
 
 Errors are drawn in `hub.client.errors`. Nothing here imports the server's modules: an
 import-linter contract in pyproject.toml keeps it that way.
 """
 
-from hub.client.agent import AgentClient, AttemptOutcome, Ended, Recorded, ReviewClaimed, Status
+from hub.client.agent import (
+    AgentClient,
+    AttemptOutcome,
+    Claimed,
+    Ended,
+    Recorded,
+    Standing,
+    Status,
+    standing,
+)
 from hub.client.api import FindingDraft, HubApi
 from hub.client.deadline import LocalClock, Sent, SystemLocalClock
 from hub.client.errors import (
+    AttemptExpired,
     AttemptNotActive,
+    CheckoutRefused,
     ClientError,
     DeadlinePassed,
+    GitFailed,
     LocalRefusal,
     PendingOperationConflict,
     ProblemError,
@@ -32,12 +47,20 @@ from hub.client.results import (
     Attempt,
     AttemptResult,
     AttemptSnapshot,
+    EvidenceRecorded,
     Finding,
     FindingResolved,
     Integration,
     IntegrationClaimed,
     IntegrationReported,
+    Job,
+    JobReported,
     Lease,
+    RecoveryClaimed,
+    RecoveryPacket,
+    Repository,
+    Reservation,
+    ReservationsReported,
     Review,
     ReviewRecorded,
     ReviewStatus,
@@ -47,8 +70,10 @@ from hub.client.results import (
     Submission,
     SubmissionReview,
     Task,
+    TaskBrief,
     Validation,
     Viewer,
+    Worktree,
 )
 from hub.client.state import AgentState, AttemptRecord, PendingOperation, StateFile
 
@@ -56,21 +81,28 @@ __all__ = [
     "AgentClient",
     "AgentState",
     "Attempt",
+    "AttemptExpired",
     "AttemptNotActive",
     "AttemptOutcome",
     "AttemptRecord",
     "AttemptResult",
     "AttemptSnapshot",
+    "CheckoutRefused",
+    "Claimed",
     "ClientError",
     "DeadlinePassed",
     "Ended",
+    "EvidenceRecorded",
     "Finding",
     "FindingDraft",
     "FindingResolved",
+    "GitFailed",
     "HubApi",
     "Integration",
     "IntegrationClaimed",
     "IntegrationReported",
+    "Job",
+    "JobReported",
     "Lease",
     "LocalClock",
     "LocalRefusal",
@@ -78,9 +110,13 @@ __all__ = [
     "PendingOperationConflict",
     "ProblemError",
     "Recorded",
+    "RecoveryClaimed",
+    "RecoveryPacket",
+    "Repository",
     "RequestRejected",
+    "Reservation",
+    "ReservationsReported",
     "Review",
-    "ReviewClaimed",
     "ReviewRecorded",
     "ReviewStatus",
     "ReviewStatusReported",
@@ -88,6 +124,7 @@ __all__ = [
     "ServerAnswered",
     "Session",
     "SessionStarted",
+    "Standing",
     "StateError",
     "StateFile",
     "Status",
@@ -95,9 +132,12 @@ __all__ = [
     "SubmissionReview",
     "SystemLocalClock",
     "Task",
+    "TaskBrief",
     "TransportFailure",
     "Unauthenticated",
     "UsageError",
     "Validation",
     "Viewer",
+    "Worktree",
+    "standing",
 ]
