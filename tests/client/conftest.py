@@ -24,7 +24,8 @@ from typer.testing import CliRunner
 from hub.cli import agent as agent_cli_module
 from hub.cli.main import app
 from tests.conftest import Principal
-from tests.support.work import create_project, new_task
+from tests.support.git import Remote, commit, make_remote
+from tests.support.work import add_repository, create_project, new_task
 
 
 @dataclass
@@ -66,6 +67,22 @@ def agent_token(make_principal: Callable[..., Principal]) -> str:
 @pytest.fixture
 def project(operator: Principal) -> str:
     return create_project(operator.api, "Client project")
+
+
+@dataclass
+class CodeProject:
+    """A project with one repository, bound to a real remote in a temporary directory."""
+
+    id: str
+    repository: str
+    remote: Remote
+
+
+@pytest.fixture
+def code_project(operator: Principal, tmp_path: Path) -> CodeProject:
+    remote = make_remote(tmp_path / "remote")
+    project = create_project(operator.api, "Code project")
+    return CodeProject(project, add_repository(operator.api, project, remote.url), remote)
 
 
 @pytest.fixture
@@ -177,3 +194,16 @@ def lose(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., LoseResponse
     yield install
     for transport in made:
         transport.inner.close()
+
+
+def deliver_from(
+    cli: AgentCli, checkout: Path, project: str, task: str, name: str = "change.py"
+) -> str:
+    """From the checkout (the current directory): claim the task, register the checkout,
+    commit a change and submit it; returns the candidate revision."""
+    cli.json("claim", task, "--project", project)
+    cli.json("worktree", "register")
+    candidate = commit(checkout, name, f"# {task}\n")
+    submitted = cli.json("submit", "--result", f"delivered {task}", "--handoff", "ready")
+    assert submitted["submission"]["candidateRevision"] == candidate
+    return candidate

@@ -11,6 +11,7 @@ import pytest
 from hub.errors import ValidationFailed
 from hub.projects.remotes import normalise_remote
 from hub.storage.database import Database
+from tests.conftest import Principal
 from tests.support.sql import every_stored_value, fetch_value
 
 SAME_REMOTE = [
@@ -107,6 +108,24 @@ def test_two_spellings_of_one_remote_are_one_binding_through_the_api(
         again = add_repository(project["id"], spelling)
         assert again["__typename"] == "Conflict", (spelling, again)
         assert "github.com/o/r" in again["message"]
+
+
+def test_a_checkout_finds_its_repository_by_any_spelling_of_its_remote(
+    operator: Principal,
+    create_project: Callable[..., dict[str, Any]],
+    add_repository: Callable[..., dict[str, Any]],
+) -> None:
+    project = create_project("web")
+    added = add_repository(project["id"], "git@github.com:o/r.git")
+    add_repository(project["id"], "https://github.com/o/other")
+    query = "query($p: ID!, $u: String) { project(id: $p) { repositories(remoteUrl: $u) { id } } }"
+    for spelling in ("https://github.com/o/r", "ssh://git@github.com/o/r.git", "github.com:o/r"):
+        found = operator.api(query, p=project["id"], u=spelling)["project"]["repositories"]
+        assert found == [{"id": added["repository"]["id"]}], spelling
+    for unbound in ("https://github.com/o/elsewhere", "not a url", "team:web"):
+        assert operator.api(query, p=project["id"], u=unbound)["project"]["repositories"] == []
+    every = operator.api(query, p=project["id"], u=None)["project"]["repositories"]
+    assert len(every) == 2
 
 
 def test_credentials_are_never_stored_when_binding_a_remote(

@@ -47,6 +47,18 @@ def test_a_human_contributor_cannot_approve_their_own_work_by_default(
     assert work.task(operator.api, delivery.task)["state"] == "AWAITING_INTEGRATION"
 
 
+def test_a_human_contributors_rejection_is_refused_in_its_own_words(
+    operator, make_principal, start_session, database
+) -> None:
+    human, delivery = _delivered_by_human(operator, make_principal, start_session)
+
+    refused = human_review(human.api, delivery.submission, decision="REJECT")
+    assert refused["__typename"] == "PermissionDenied", refused
+    assert "contributors reject their own work" in refused["message"]
+    assert "approve" not in refused["message"]
+    assert _human_reviews(database) == []
+
+
 def test_the_policy_may_let_a_human_approve_their_own_agents_work(
     operator, make_principal, start_session, database
 ) -> None:

@@ -143,3 +143,16 @@ def test_dashboard_takes_only_what_the_api_does_not_claim(signed_in: Dashboard) 
     # Dashboard requests are counted by route template, never by raw path.
     assert 'route="/projects/{project_id}",status="404"' in metrics
     assert "prj_unknown" not in metrics
+
+
+def test_project_page_says_which_approvals_its_review_policy_asks_for(
+    signed_in: Dashboard, operator: Principal
+) -> None:
+    project = create_project(operator, "Agents review")
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", signed_in.get(
+        f"/projects/{project.id}"
+    ).text)).split())
+    # Under AGENT review a human approval is not asked for: never "required 1" beside a
+    # submission's "0 of 0 required".
+    assert "Agent approvals required 1" in text
+    assert "Human approvals required none: AGENT review asks for no human review" in text

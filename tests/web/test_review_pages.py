@@ -26,6 +26,7 @@ from tests.support.workflow import (
     deliver,
     review,
     sha,
+    take_to_done,
 )
 from tests.web.conftest import Dashboard
 
@@ -327,3 +328,15 @@ def test_agents_still_cannot_record_the_human_decision(
         assert login.status_code == 401
         assert browser.get(f"/submissions/{waiting_for_human.submission}").status_code == 303
     assert human_review_status(operator, waiting_for_human.submission)["humanApprovals"] == 0
+
+
+def test_a_validated_submission_is_headed_done_not_ready_for_integration(
+    signed_in: Dashboard, operator: Principal, agent: Callable[..., AgentSession]
+) -> None:
+    delivery = deliver(operator.api, agent().api)
+    take_to_done(agent().api, agent().api, delivery)
+
+    text = text_of(signed_in.get(f"/submissions/{delivery.submission}").text)
+    assert "Integrated into main and validated: done" in text
+    assert "ready for integration" not in text
+    assert "Task state DONE" in text

@@ -107,9 +107,17 @@ class Project:
     created_at: datetime
     created_by: strawberry.ID
 
-    @strawberry.field
-    async def repositories(self, info: Info[HubContext, Any]) -> list[Repository]:
-        views = await read(info, lambda uow, _: projects.list_repositories(uow, str(self.id)))
+    @strawberry.field(
+        description="The bound repositories; with `remoteUrl`, the one that remote binds"
+        " (any spelling of it), so a checkout can find its repository."
+    )
+    async def repositories(
+        self, info: Info[HubContext, Any], remote_url: str | None = None
+    ) -> list[Repository]:
+        views = await read(
+            info,
+            lambda uow, _: projects.list_repositories(uow, str(self.id), remote_url=remote_url),
+        )
         return [Repository.of(view) for view in views]
 
     @strawberry.field(description="The current policy revision.")

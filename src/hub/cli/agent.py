@@ -1,24 +1,27 @@
 """`hub agent …`: the agent client's command line, talking to a running server over HTTP.
 
 Each command calls one `AgentClient` method and renders its result: one JSON object on
-stdout with `--json` (for agents), rich text otherwise. Exit codes:
+stdout with `--json` (for agents), rich text otherwise. Messages name `hub agent`
+commands, never the API's operations (`hub.client.advice`). Exit codes:
 
     0  done; also "nothing to do": `next` (and `review next`) found no task ready to
        claim. It prints "nothing to do in project …"; with `--json`
        `{"ok": true, "nothingToDo": true, "task": null, "attempt": null, …}`.
     1  a problem: the server refused (code and message printed), or the client refused
-       locally (past the conservative deadline, the attempt has ended)
+       locally (past the conservative deadline, the attempt has ended or expired, the
+       checkout is dirty)
     2  usage, or the local state file (no session, an unresolved earlier operation)
     3  transport failure: no definite answer. Run the same command again; a keyed
        operation reuses its recorded idempotency key, so the retry cannot apply twice.
        (The few changes the API takes without a key say so, and how to check first.)
 
-`hub agent review …` and `hub agent integrate …` are in `hub.cli.agent_review`.
+`hub agent review …` is in `hub.cli.agent_review`, `hub agent integrate …` in
+`hub.cli.agent_integrate`, and `hub agent worktree|recover|job|resources …` in
+`hub.cli.agent_work`. docs/agent-cli.md walks through them.
 """
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,17 +31,29 @@ from typing import Annotated, Any
 
 import httpx
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
+from hub.cli import agent_render
+from hub.cli.agent_render import (
+    brief_json,
+    brief_task_json,
+    console,
+    error_json,
+    errors,
+    iso,
+    print_brief,
+    print_json,
+    print_status,
+    print_submitted,
+    status_json,
+)
 from hub.cli.watch import watch
-from hub.client.agent import AgentClient, AttemptOutcome, Status
-from hub.client.deadline import LocalClock, SystemLocalClock, has_passed, seconds_left
+from hub.client.advice import cli_message
+from hub.client.agent import AgentClient, AttemptOutcome, Claimed
+from hub.client.deadline import LocalClock, SystemLocalClock
 from hub.client.errors import (
     ClientError,
     NothingToClaim,
-    ProblemError,
     StateError,
     TransportFailure,
     UsageError,
@@ -46,8 +61,8 @@ from hub.client.errors import (
 from hub.client.state import STATE_ENV, AttemptRecord, StateFile, default_state_path
 
 app = typer.Typer(
-    help="The agent client: sessions, claims, heartbeats, submissions, reviews and "
-    "integrations over the API.",
+    help="The agent client: sessions, claims, heartbeats, worktrees, submissions, reviews, "
+    "integrations, recovery, jobs and resources over the API.",
     no_args_is_help=True,
 )
 
@@ -56,9 +71,6 @@ transport: httpx.BaseTransport | None = None
 clock: LocalClock = SystemLocalClock()
 
 app.command()(watch)  # `hub agent watch`: the renewal helper (hub.cli.watch)
-
-console = Console(soft_wrap=True)
-errors = Console(stderr=True, soft_wrap=True)
 
 
 class TaskKind(StrEnum):
@@ -92,8 +104,30 @@ AbandonPending = Annotated[
         "Only once you know the earlier one did not take effect.",
     ),
 ]
+LeaveExpired = Annotated[
+    bool,
+    typer.Option(
+        "--leave-expired",
+        help="Claim new work even though the state file's attempt expired still holding its "
+        "task: leave that task (and what it holds) for whoever recovers it.",
+    ),
+]
 Project = Annotated[
     str, typer.Option("--project", "-p", help="Project id, alias or repository remote.")
+]
+ObservedTarget = Annotated[
+    str | None,
+    typer.Option(
+        "--observed-target",
+        help="Integration: the target branch's revision as you see it now (default: read "
+        "from the remote with `git ls-remote`).",
+    ),
+]
+TargetBranch = Annotated[
+    str | None,
+    typer.Option(
+        "--branch", help="Integration: the target branch (default: the repository's default)."
+    ),
 ]
 
 
@@ -120,19 +154,9 @@ def reporting(as_json: bool) -> Iterator[None]:
     except ClientError as error:
         code = exit_code(error)
         if as_json:
-            body: dict[str, Any] = {
-                "kind": type(error).__name__,
-                "code": error.code,
-                "message": error.message,
-            }
-            if isinstance(error, TransportFailure):
-                body["uncertain"] = error.uncertain
-            if isinstance(error, ProblemError):
-                body["problem"] = error.typename
-                body["details"] = error.details
-            print_json({"ok": False, "exitCode": code, "error": body})
+            print_json({"ok": False, "exitCode": code, "error": error_json(error)})
         else:
-            errors.print(f"[red]{escape(error.code)}[/red]: {escape(error.message)}")
+            errors.print(f"[red]{escape(error.code)}[/red]: {escape(cli_message(error))}")
         raise typer.Exit(code) from None
 
 
@@ -179,7 +203,7 @@ def start(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Open a session (startSession) and keep its session token in the state file."""
+    """Open a session and keep its session token in the state file."""
     with reporting(as_json):
         client = open_client(state)
         session = client.start(
@@ -218,42 +242,79 @@ def next_task(
     kind: Annotated[
         list[TaskKind] | None, typer.Option("--kind", "-k", help="Only these kinds (repeatable).")
     ] = None,
+    observed_target: ObservedTarget = None,
+    branch: TargetBranch = None,
+    leave_expired: LeaveExpired = False,
     abandon_pending: AbandonPending = False,
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Claim the next eligible task of a project (claimTask)."""
+    """Claim the next eligible task of a project and show what it asks for: outcome,
+    acceptance criteria, repository and branch, open findings. An integration task comes
+    with its target's reservation."""
     with reporting(as_json):
-        client = open_client(state)
-        outcome = client.claim(
+        claimed = open_client(state).claim(
             project=project,
             kinds=[k.value for k in kind or []],
             abandon_pending=abandon_pending,
+            leave_expired=leave_expired,
+            observed_target=observed_target,
+            target_branch=branch,
         )
-        render_attempt(outcome, "claimed", as_json)
+        render_claimed(claimed, as_json)
 
 
 @app.command()
 def claim(
     task_id: Annotated[str, typer.Argument(help="The task to claim.")],
     project: Project,
+    observed_target: ObservedTarget = None,
+    branch: TargetBranch = None,
+    leave_expired: LeaveExpired = False,
     abandon_pending: AbandonPending = False,
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Claim a named task (claimTask)."""
+    """Claim a named task and show what it asks for."""
     with reporting(as_json):
-        outcome = open_client(state).claim(
-            project=project, task_id=task_id, abandon_pending=abandon_pending
+        claimed = open_client(state).claim(
+            project=project,
+            task_id=task_id,
+            abandon_pending=abandon_pending,
+            leave_expired=leave_expired,
+            observed_target=observed_target,
+            target_branch=branch,
         )
-        render_attempt(outcome, "claimed", as_json)
+        render_claimed(claimed, as_json)
+
+
+@app.command()
+def show(
+    task_id: Annotated[
+        str | None, typer.Argument(help="The task (default: the current attempt's).")
+    ] = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """Show a task: outcome, acceptance criteria, repository and branch, open findings."""
+    with reporting(as_json):
+        brief = open_client(state).show(task_id)
+        if as_json:
+            print_json({"ok": True, "task": brief_task_json(brief), "brief": brief_json(brief)})
+        else:
+            task = brief.task
+            console.print(
+                f"task [bold]{task.id}[/bold] {escape(task.title)} ({task.kind}, "
+                f"{task.effective_state})"
+            )
+            print_brief(brief)
 
 
 @app.command()
 def heartbeat(
     abandon_pending: AbandonPending = False, state: StatePath = None, as_json: AsJson = False
 ) -> None:
-    """Renew the current attempt's lease (renewLease)."""
+    """Renew the current attempt's lease."""
     with reporting(as_json):
         outcome = open_client(state).heartbeat(abandon_pending=abandon_pending)
         render_attempt(outcome, "renewed", as_json)
@@ -271,7 +332,7 @@ def checkpoint(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Record progress on the current attempt (recordCheckpoint)."""
+    """Record progress on the current attempt."""
     with reporting(as_json):
         outcome = open_client(state).checkpoint(
             summary=summary,
@@ -297,12 +358,29 @@ def accept(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Record that a non-code task meets its acceptance criteria (recordAcceptance)."""
+    """Record that a non-code task meets its acceptance criteria."""
     with reporting(as_json):
         outcome = open_client(state).accept(
             evidence=evidence, note=note, criteria_revision=criteria_revision
         )
         render_attempt(outcome, "acceptance recorded", as_json)
+
+
+@app.command("reconcile-criteria")
+def reconcile_criteria(
+    note: Annotated[str, typer.Option(help="How the work meets the criteria as they are now.")],
+    criteria_revision: Annotated[
+        int | None, typer.Option(help="The revision adopted (default: the task's current).")
+    ] = None,
+    state: StatePath = None,
+    as_json: AsJson = False,
+) -> None:
+    """Adopt the task's changed acceptance criteria before delivering against them."""
+    with reporting(as_json):
+        outcome = open_client(state).reconcile_criteria(
+            note=note, criteria_revision=criteria_revision
+        )
+        render_attempt(outcome, "criteria reconciled", as_json)
 
 
 @app.command()
@@ -311,13 +389,17 @@ def submit(
     outcome: Annotated[Outcome, typer.Option(help="DELIVERED or PARTIAL.")] = Outcome.DELIVERED,
     handoff: Annotated[str, typer.Option(help="For whoever continues (PARTIAL needs it).")] = "",
     candidate_revision: Annotated[
-        str | None, typer.Option(help="The commit delivered (implementation tasks).")
+        str | None,
+        typer.Option(
+            help="The commit delivered (implementation tasks; default: the registered "
+            "worktree's HEAD, which must be committed)."
+        ),
     ] = None,
     abandon_pending: AbandonPending = False,
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Submit the current attempt's result (submitAttempt)."""
+    """Submit the current attempt's result; prints the submission and what comes next."""
     with reporting(as_json):
         done = open_client(state).submit(
             result=result,
@@ -327,6 +409,8 @@ def submit(
             abandon_pending=abandon_pending,
         )
         render_attempt(done, "submitted", as_json)
+        if not as_json:
+            print_submitted(done)
 
 
 @app.command()
@@ -335,7 +419,7 @@ def relinquish(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Give the current attempt's task back (relinquishAttempt)."""
+    """Give the current attempt's task back."""
     with reporting(as_json):
         outcome = open_client(state).relinquish(reason=reason)
         render_attempt(outcome, "relinquished", as_json)
@@ -352,14 +436,15 @@ def status(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Show the session, the current attempt, its lease and the conservative local deadline."""
+    """Show the session, the current attempt, its lease, the conservative local deadline,
+    and what to do next."""
     with reporting(as_json):
         client = open_client(state)
         report = client.status(refresh=refresh)
         if as_json:
-            print_json({"ok": True, **_status_json(report, client.state_file.path)})
+            print_json({"ok": True, **status_json(report, client.state_file.path)})
         else:
-            _print_status(report, client.state_file.path)
+            print_status(report, client.state_file.path)
 
 
 @app.command()
@@ -369,7 +454,7 @@ def end(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """End the session (endSession); its token stops working at once."""
+    """End the session; its token stops working at once."""
     with reporting(as_json):
         ended = open_client(state).end(reason=reason, abandon_pending=abandon_pending)
         left = ended.abandoned_attempt
@@ -377,7 +462,7 @@ def end(
             print_json(
                 {
                     "ok": True,
-                    "session": {"id": ended.session.id, "endedAt": _iso(ended.session.ended_at)},
+                    "session": {"id": ended.session.id, "endedAt": iso(ended.session.ended_at)},
                     "abandonedAttempt": left.id if left else None,
                 }
             )
@@ -390,172 +475,35 @@ def end(
             )
 
 
-# --- rendering ---------------------------------------------------------------------------
-
-
-def print_json(value: dict[str, Any]) -> None:
-    print(json.dumps(value, default=str, sort_keys=True))
-
-
-def _iso(value: Any) -> str | None:
-    return None if value is None else str(value.isoformat())
+# --- rendering: `hub.cli.agent_render`, with this module's clock ------------------------
 
 
 def deadline_json(record: AttemptRecord) -> dict[str, Any]:
-    now = clock.wall()
-    return {
-        "localDeadline": record.local_deadline.isoformat(),
-        "secondsLeft": round(seconds_left(record.local_deadline, now), 3),
-        "pastLocalDeadline": has_passed(record.local_deadline, now),
-    }
+    return agent_render.deadline_json(record, clock.wall())
 
 
 def render_attempt(
     outcome: AttemptOutcome, verb: str, as_json: bool, extra: dict[str, Any] | None = None
 ) -> None:
-    result, record = outcome.result, outcome.record
-    if as_json:
-        payload = {k: v for k, v in result.raw.items() if k != "__typename"}
-        print_json({"ok": True, **payload, **deadline_json(record), **(extra or {})})
-        return
-    task, attempt = result.task, result.attempt
-    replay = " [dim](a replay of the earlier request)[/dim]" if result.replay else ""
-    console.print(
-        f"{verb}: task [bold]{task.id}[/bold] {escape(task.title)} ({task.state}), "
-        f"attempt {attempt.id} generation {attempt.generation} {attempt.state}{replay}"
-    )
-    print_lease(record)
+    agent_render.render_attempt(outcome, verb, as_json, clock.wall(), extra)
 
 
 def print_lease(record: AttemptRecord) -> None:
-    if record.state != "ACTIVE" or not record.is_current:
-        console.print(f"attempt {record.id} is {record.state}: it holds no lease any more")
-        return
-    now = clock.wall()
-    left = seconds_left(record.local_deadline, now)
-    if has_passed(record.local_deadline, now):
-        when = f"[red]passed {-left:.0f}s ago[/red]: reconcile (status --refresh)"
-    else:
-        when = f"{left:.0f}s left"
-    console.print(
-        f"lease: server expiresAt {record.expires_at.isoformat()}; local deadline "
-        f"{record.local_deadline.isoformat()} ({when}); heartbeat every "
-        f"{record.heartbeat_seconds}s"
-    )
+    agent_render.print_lease(record, clock.wall())
 
 
-def _status_json(report: Status, path: Path) -> dict[str, Any]:
-    state = report.state
-    session = state.session
-    attempt = state.attempt
-    return {
-        "stateFile": str(path),
-        "refreshed": report.refreshed,
-        "server": state.server,
-        "session": None
-        if session is None
-        else {  # never the token
-            "id": session.id,
-            "principalId": session.principal_id,
-            "workstation": session.workstation,
-            "harness": session.harness,
-            "harnessInstance": session.harness_instance,
-            "startedAt": session.started_at.isoformat(),
-        },
-        "attempt": None
-        if attempt is None
-        else {
-            "id": attempt.id,
-            "taskId": attempt.task_id,
-            "projectId": attempt.project_id,
-            "generation": attempt.generation,
-            "state": attempt.state,
-            "kind": attempt.kind,
-            "isCurrent": attempt.is_current,
-            "criteriaRevision": attempt.criteria_revision,
-            "leaseSeconds": attempt.lease_seconds,
-            "heartbeatSeconds": attempt.heartbeat_seconds,
-            "expiresAt": attempt.expires_at.isoformat(),
-            "serverTime": attempt.server_time.isoformat(),
-            "sentAt": attempt.sent_at.isoformat(),
-            "taskKind": attempt.task_kind,
-            "subjectSubmissionId": attempt.subject_submission_id,
-            "integrationId": attempt.integration_id,
-            "targetBranch": attempt.target_branch,
-            **deadline_json(attempt),
-        },
-        "pending": [
-            {
-                "operation": op.operation,
-                "key": op.key,
-                "arguments": op.arguments,
-                "sends": op.sends,
-                "createdAt": op.created_at.isoformat(),
-            }
-            for op in state.pending.values()
-        ],
-    }
+def render_claimed(claimed: Claimed, as_json: bool, *, verb: str = "claimed") -> None:
+    agent_render.render_claimed(claimed, as_json, clock.wall(), verb=verb)
 
 
-def _print_status(report: Status, path: Path) -> None:
-    state = report.state
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold", no_wrap=True)
-    table.add_column(overflow="fold")
-    table.add_row("state file", str(path))
-    table.add_row("server", escape(state.server or "-"))
-    session = state.session
-    table.add_row(
-        "session",
-        "none: run `hub agent start`"
-        if session is None
-        else f"{session.id} ({escape(session.workstation)}, {escape(session.harness)} "
-        f"{escape(session.harness_instance)})",
-    )
-    attempt = state.attempt
-    if attempt is None:
-        table.add_row("attempt", "none")
-    else:
-        now = report.now
-        left = seconds_left(attempt.local_deadline, now)
-        current = "" if attempt.is_current else ", no longer current"
-        table.add_row(
-            "attempt", f"{attempt.id} on task {attempt.task_id} ({attempt.state}{current})"
-        )
-        table.add_row("generation", str(attempt.generation))
-        table.add_row("server expiresAt", attempt.expires_at.isoformat())
-        table.add_row("local deadline", attempt.local_deadline.isoformat())
-        if attempt.state != "ACTIVE" or not attempt.is_current:
-            table.add_row("seconds left", "none: the attempt holds no lease any more")
-        elif has_passed(attempt.local_deadline, now):
-            table.add_row(
-                "seconds left", f"[red]{left:.0f} (passed: reconcile with --refresh)[/red]"
-            )
-        else:
-            table.add_row("seconds left", f"{left:.0f}")
-        table.add_row("heartbeat", f"every {attempt.heartbeat_seconds}s")
-        if attempt.subject_submission_id:
-            table.add_row(
-                "subject", f"submission {attempt.subject_submission_id} ({attempt.task_kind})"
-            )
-        if attempt.integration_id:
-            table.add_row(
-                "integration",
-                f"{attempt.integration_id} into {escape(attempt.target_branch or '-')}",
-            )
-    for op in state.pending.values():
-        table.add_row(
-            "[yellow]pending[/yellow]",
-            f"{op.operation} {escape(json.dumps(op.arguments, sort_keys=True))} "
-            f"(key {op.key}, sent {op.sends}x): rerun that command to resolve it",
-        )
-    console.print(table)
-    if report.refreshed:
-        console.print("[dim]reconciled with the server[/dim]")
-
-
-# The review and integration commands live in their own module and use the helpers above.
-from hub.cli.agent_review import integrate_app, review_app  # noqa: E402
+# The other command groups live in their own modules and use the helpers above.
+from hub.cli.agent_integrate import integrate_app  # noqa: E402
+from hub.cli.agent_review import review_app  # noqa: E402
+from hub.cli.agent_work import job_app, recover, resources_app, worktree_app  # noqa: E402
 
 app.add_typer(review_app, name="review")
 app.add_typer(integrate_app, name="integrate")
+app.add_typer(worktree_app, name="worktree")
+app.add_typer(job_app, name="job")
+app.add_typer(resources_app, name="resources")
+app.command()(recover)

@@ -1,14 +1,12 @@
-"""`hub agent review …` and `hub agent integrate …`: from a submission to done.
+"""`hub agent review …`: an independent review of someone else's submission.
 
-A reviewer claims a review task (`review next`), reads the submission, and records its
-decision under that attempt (`review approve|reject`). An integrator claims the
-integration of an approved submission and the target's exclusive reservation
-(`integrate claim`), reports what happened to the target (`publish`, `moved`,
-`conflict`, `uncertain`, `abandon`), reconciles an uncertain publish, and validates the
-integrated result (`integrate validate`), which alone completes the implementation task.
+A reviewer claims a review task (`review next`), reads the submission with the task it
+delivers (outcome, acceptance criteria, repository and branch, open findings), and
+records its decision under that attempt (`review approve|reject`). Contributors
+propose resolutions of findings; reviewers clear them (`review resolve`).
 
 Output, exit codes and the local-deadline refusal are those of `hub.cli.agent`; the
-current attempt, its subject submission and its integration live in the same state file.
+current attempt and its subject submission live in the same state file.
 """
 
 from __future__ import annotations
@@ -22,50 +20,35 @@ from rich.markup import escape
 from hub.cli.agent import (
     AbandonPending,
     AsJson,
+    LeaveExpired,
     Project,
     StatePath,
-    console,
-    errors,
     open_client,
-    print_json,
-    print_lease,
-    render_attempt,
+    render_claimed,
     reporting,
 )
-from hub.client.agent import Recorded
+from hub.cli.agent_render import (
+    brief_json,
+    console,
+    print_brief,
+    print_json,
+    review_counts,
+)
 from hub.client.api import FindingDraft
 from hub.client.errors import UsageError
-from hub.client.results import (
-    Integration,
-    IntegrationReported,
-    ReviewRecorded,
-    ReviewStatus,
-    SubmissionReview,
-)
+from hub.client.results import ReviewRecorded, ReviewStatus
 from hub.client.state import AttemptRecord
 
 review_app = typer.Typer(
     help="Review submissions: claim a review task, read the candidate, approve or reject.",
     no_args_is_help=True,
 )
-integrate_app = typer.Typer(
-    help="Integrate approved submissions: reserve the target, report, reconcile, validate.",
-    no_args_is_help=True,
-)
-
 
 class Severity(StrEnum):
     BLOCKER = "BLOCKER"
     MAJOR = "MAJOR"
     MINOR = "MINOR"
     NOTE = "NOTE"
-
-
-class Verification(StrEnum):
-    CLIENT_REPORTED = "CLIENT_REPORTED"
-    VERIFIED_BY_REVIEWER = "VERIFIED_BY_REVIEWER"
-    VERIFIED_BY_JOB = "VERIFIED_BY_JOB"
-    VERIFIED_BY_HOST = "VERIFIED_BY_HOST"
 
 
 Summary = Annotated[str, typer.Option(help="The decision in a few sentences.")]
@@ -82,19 +65,6 @@ Evidence = Annotated[
     list[str] | None,
     typer.Option("--evidence", "-e", help="What you inspected: checks, logs (repeatable)."),
 ]
-VerifiedHow = Annotated[
-    Verification,
-    typer.Option("--verified-how", help="How the reported revisions were verified."),
-]
-Branch = Annotated[
-    str | None,
-    typer.Option(
-        "--branch", help="The target branch (default: the one the integration was claimed for)."
-    ),
-]
-Note = Annotated[str, typer.Option(help="Anything a reader should know.")]
-
-
 def parse_finding(text: str) -> FindingDraft:
     """`SEVERITY:title:remedy`; the remedy may itself contain colons."""
     parts = text.split(":", 2)
@@ -114,28 +84,18 @@ def parse_finding(text: str) -> FindingDraft:
 @review_app.command("next")
 def review_next(
     project: Project,
+    leave_expired: LeaveExpired = False,
     abandon_pending: AbandonPending = False,
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Claim the next review task of a project (claimTask) and show the submission."""
+    """Claim the next review task of a project and show the submission: candidate,
+    handoff, the task's outcome and acceptance criteria, findings so far."""
     with reporting(as_json):
-        claimed = open_client(state).review_next(project=project, abandon_pending=abandon_pending)
-        problem = claimed.subject_error
-        if as_json:
-            body: dict[str, Any] = {"review": claimed.subject.raw if claimed.subject else None}
-            if problem is not None:
-                body["reviewError"] = {"code": problem.code, "message": problem.message}
-            render_attempt(claimed.claim, "claimed", as_json, extra=body)
-            return
-        render_attempt(claimed.claim, "claimed review", as_json)
-        if claimed.subject is not None:
-            _print_submission(claimed.subject)
-        elif problem is not None:
-            errors.print(
-                f"[yellow]the submission could not be read[/yellow] ({escape(problem.code)}: "
-                f"{escape(problem.message)}): `hub agent review show` reads it again"
-            )
+        claimed = open_client(state).review_next(
+            project=project, abandon_pending=abandon_pending, leave_expired=leave_expired
+        )
+        render_claimed(claimed, as_json, verb="claimed" if as_json else "claimed review")
 
 
 @review_app.command("show")
@@ -147,13 +107,15 @@ def review_show(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Show a submission: its task, candidate, handoff, reviews, findings and status."""
+    """Show a submission: the task it delivers (outcome, acceptance criteria, repository
+    and branch), its candidate, handoff, reviews, findings and review status."""
     with reporting(as_json):
-        found = open_client(state).review_show(submission_id)
+        brief = open_client(state).review_show(submission_id)
+        assert brief.subject is not None
         if as_json:
-            print_json({"ok": True, **found.raw})
+            print_json({"ok": True, **brief.subject.raw, "brief": brief_json(brief)})
         else:
-            _print_submission(found)
+            print_brief(brief)
 
 
 @review_app.command("approve")
@@ -164,7 +126,7 @@ def approve(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Approve the current review attempt's submission (submitReview APPROVE)."""
+    """Approve the current review attempt's submission."""
     _decide("APPROVE", summary, finding, evidence, state, as_json)
 
 
@@ -176,8 +138,8 @@ def reject(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Reject the current review attempt's submission (submitReview REJECT): the task goes
-    back for revision."""
+    """Reject the current review attempt's submission: the task goes back for revision,
+    with the findings its implementer must address."""
     _decide("REJECT", summary, finding, evidence, state, as_json)
 
 
@@ -206,6 +168,19 @@ def _decide(
         for item in review.findings:
             console.print(f"  finding {item.id} {item.severity}: {escape(item.title)}")
         _print_status(recorded.status)
+        if recorded.status.rejected:
+            console.print(
+                "next: the task goes back for revision; its implementer sees these findings "
+                "when claiming it again"
+            )
+        elif recorded.status.ready_for_integration:
+            console.print("next: an integrator runs `hub agent integrate next`")
+        elif recorded.status.approved and recorded.status.unresolved_required_findings:
+            console.print(
+                "next: the required findings must be cleared first: `hub agent review resolve "
+                'FINDING --resolution "…" --evidence …` (by their author, an operator, or a '
+                "reviewer of this later submission)"
+            )
 
 
 @review_app.command("request-human")
@@ -215,7 +190,7 @@ def request_human(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Ask for a human review decision (requestHumanReview); it shows on the dashboard."""
+    """Ask for a human review decision; it shows on the dashboard's review queue."""
     with reporting(as_json):
         reported = open_client(state).request_human_review(submission_id, context=context)
         if as_json:
@@ -260,201 +235,6 @@ def resolve(
                 )
 
 
-# --- integrate ---------------------------------------------------------------------------
-
-
-@integrate_app.command("claim")
-def integrate_claim(
-    submission_id: Annotated[str, typer.Argument(help="The approved submission to integrate.")],
-    observed_target: Annotated[
-        str,
-        typer.Option("--observed-target", help="The target branch's revision as you see it now."),
-    ],
-    branch: Annotated[
-        str | None,
-        typer.Option("--branch", help="The target branch (default: the repository's default)."),
-    ] = None,
-    abandon_pending: AbandonPending = False,
-    state: StatePath = None,
-    as_json: AsJson = False,
-) -> None:
-    """Claim a submission's integration and the target's reservation (claimIntegration)."""
-    with reporting(as_json):
-        outcome = open_client(state).integrate_claim(
-            submission_id,
-            observed_target_revision=observed_target,
-            target_branch=branch,
-            abandon_pending=abandon_pending,
-        )
-        render_attempt(outcome, "claimed integration", as_json)
-        if not as_json:
-            record = outcome.record
-            console.print(
-                f"integration [bold]{record.integration_id}[/bold] into "
-                f"{escape(record.target_branch or '-')}: the target is reserved for you"
-            )
-
-
-@integrate_app.command("publish")
-def publish(
-    base: Annotated[str, typer.Option(help="The target revision the result is based on.")],
-    result: Annotated[str, typer.Option(help="The target revision after the publish.")],
-    verified_how: VerifiedHow = Verification.CLIENT_REPORTED,
-    branch: Branch = None,
-    note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
-) -> None:
-    """Report that the candidate landed on the target (PUBLISHED); validate it next."""
-    _report("PUBLISHED", base, result, verified_how, branch, note, state, as_json)
-
-
-@integrate_app.command("moved")
-def moved(
-    base: Annotated[str, typer.Option(help="Where the target is now.")],
-    verified_how: VerifiedHow = Verification.CLIENT_REPORTED,
-    branch: Branch = None,
-    note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
-) -> None:
-    """Report that the target moved (TARGET_MOVED): rebase on it, publish, validate."""
-    _report("TARGET_MOVED", base, None, verified_how, branch, note, state, as_json)
-
-
-@integrate_app.command("conflict")
-def conflict(
-    base: Annotated[str | None, typer.Option(help="The target revision tried.")] = None,
-    branch: Branch = None,
-    note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
-) -> None:
-    """Report a conflict (CONFLICT): the implementation goes back for revision."""
-    _report("CONFLICT", base, None, Verification.CLIENT_REPORTED, branch, note, state, as_json)
-
-
-@integrate_app.command("uncertain")
-def uncertain(
-    base: Annotated[str | None, typer.Option(help="The target revision pushed onto.")] = None,
-    result: Annotated[str | None, typer.Option(help="The revision that may have landed.")] = None,
-    branch: Branch = None,
-    note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
-) -> None:
-    """Report that nobody knows whether the push landed (UNCERTAIN): the target stays
-    reserved until `integrate reconcile` records what the remote holds."""
-    _report("UNCERTAIN", base, result, Verification.CLIENT_REPORTED, branch, note, state, as_json)
-
-
-@integrate_app.command("abandon")
-def abandon(
-    branch: Branch = None,
-    note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
-) -> None:
-    """Give the integration up (ABANDONED): the reservation is released and the integration
-    task reopens for someone else."""
-    _report("ABANDONED", None, None, Verification.CLIENT_REPORTED, branch, note, state, as_json)
-
-
-def _report(
-    outcome: str,
-    base: str | None,
-    result: str | None,
-    verified_how: Verification,
-    branch: str | None,
-    note: str,
-    state: StatePath,
-    as_json: bool,
-) -> None:
-    with reporting(as_json):
-        done = open_client(state).integrate_report(
-            outcome=outcome,
-            base_revision=base,
-            result_revision=result,
-            target_branch=branch,
-            verified_how=verified_how.value,
-            note=note,
-        )
-        _render_integration(done, f"reported {outcome}", as_json)
-
-
-@integrate_app.command("reconcile")
-def reconcile(
-    remote: Annotated[str, typer.Option(help="What the remote target holds now.")],
-    published: Annotated[
-        bool,
-        typer.Option("--published/--not-published", help="Did the candidate land on the target?"),
-    ],
-    integration_id: Annotated[
-        str | None,
-        typer.Option("--integration", help="Default: the state file's current integration."),
-    ] = None,
-    verified_how: VerifiedHow = Verification.CLIENT_REPORTED,
-    note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
-) -> None:
-    """Record what the remote holds after an uncertain publish (reconcileIntegration).
-    Allowed past the local deadline: reconciling is what comes after it."""
-    with reporting(as_json):
-        done = open_client(state).integrate_reconcile(
-            remote_revision=remote,
-            published=published,
-            integration_id=integration_id,
-            verified_how=verified_how.value,
-            note=note,
-        )
-        _render_integration(done, "reconciled", as_json)
-
-
-@integrate_app.command("validate")
-def validate(
-    result: Annotated[str, typer.Option(help="The integrated result revision validated.")],
-    evidence: Annotated[
-        list[str],
-        typer.Option(
-            "--evidence",
-            "-e",
-            help="An evidence record (its id) of checks run on the integrated result; a pass "
-            "cites at least one, each a pass for exactly that revision (repeatable).",
-        ),
-    ],
-    failed: Annotated[
-        bool, typer.Option("--failed", help="The validation failed: the task goes back.")
-    ] = False,
-    summary: Annotated[str, typer.Option(help="What was validated.")] = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
-) -> None:
-    """Record the validation of the integrated result (recordValidation); a pass completes
-    the implementation task."""
-    with reporting(as_json):
-        done = open_client(state).integrate_validate(
-            result_revision=result, evidence_ids=evidence, passed=not failed, summary=summary
-        )
-        _render_integration(done, "validation failed" if failed else "validated", as_json)
-
-
-@integrate_app.command("show")
-def integrate_show(
-    integration_id: Annotated[
-        str | None,
-        typer.Argument(help="The integration (default: the state file's current one)."),
-    ] = None,
-    state: StatePath = None,
-    as_json: AsJson = False,
-) -> None:
-    """Show an integration: target, revisions, reports and validations."""
-    with reporting(as_json):
-        found = open_client(state).integrate_show(integration_id)
-        if as_json:
-            print_json({"ok": True, "integration": _integration_json(found)})
-        else:
-            _print_integration(found)
 
 
 # --- rendering ---------------------------------------------------------------------------
@@ -472,87 +252,14 @@ def _attempt_json(record: AttemptRecord | None) -> dict[str, Any] | None:
     }
 
 
-def _integration_json(integration: Integration) -> dict[str, Any]:
-    return {
-        "id": integration.id,
-        "submissionId": integration.submission_id,
-        "taskId": integration.task_id,
-        "integrationTaskId": integration.integration_task_id,
-        "attemptId": integration.attempt_id,
-        "binding": integration.binding,
-        "targetBranch": integration.target_branch,
-        "candidateRevision": integration.candidate_revision,
-        "expectedBaseRevision": integration.expected_base_revision,
-        "resultRevision": integration.result_revision,
-        "state": integration.state,
-        "reservationHeld": integration.reservation_held,
-        "validations": [
-            {"id": v.id, "resultRevision": v.result_revision, "passed": v.passed}
-            for v in integration.validations
-        ],
-    }
-
-
-def _render_integration(done: Recorded[IntegrationReported], verb: str, as_json: bool) -> None:
-    if as_json:
-        print_json({"ok": True, **done.answer.raw, "attempt": _attempt_json(done.record)})
-        return
-    console.print(f"{verb}:")
-    _print_integration(done.answer.integration)
-    record = done.record
-    if record is not None:
-        print_lease(record)
-
-
-def _print_integration(integration: Integration) -> None:
-    held = "reserved" if integration.reservation_held else "not reserved"
-    console.print(
-        f"integration [bold]{integration.id}[/bold] {integration.state}: "
-        f"{escape(integration.binding)}#{escape(integration.target_branch)} ({held})\n"
-        f"  candidate {integration.candidate_revision}, expected base "
-        f"{integration.expected_base_revision}, result {integration.result_revision or '-'}"
-    )
-    for validation in integration.validations:
-        verdict = "passed" if validation.passed else "[red]failed[/red]"
-        console.print(f"  validation {validation.id} of {validation.result_revision}: {verdict}")
-
-
-def _print_submission(found: SubmissionReview) -> None:
-    submission, task = found.submission, found.task
-    console.print(
-        f"submission [bold]{submission.id}[/bold] ({submission.outcome}) of task {task.id} "
-        f"{escape(task.title)} ({task.state})\n"
-        f"  candidate revision {submission.candidate_revision or '-'}, criteria revision "
-        f"{submission.criteria_revision}, policy revision {submission.policy_revision}\n"
-        f"  result: {escape(submission.result)}\n"
-        f"  handoff: {escape(submission.handoff or '-')}"
-    )
-    for review in found.reviews:
-        console.print(
-            f"  review {review.id} {review.decision} ({review.reviewer_kind}): "
-            f"{escape(review.summary)}"
-        )
-    for item in found.findings:
-        done = f"resolved: {escape(item.resolution or '')}" if item.resolved_at else "open"
-        console.print(
-            f"  finding {item.id} {item.severity} {escape(item.title)} — remedy: "
-            f"{escape(item.remedy)} ({done})"
-        )
-    _print_status(found.status)
-
-
 def _print_status(status: ReviewStatus) -> None:
     if status.ready_for_integration:
-        where = "[green]ready for integration[/green]"
+        where = "[green]approved: ready for integration[/green]"
     elif status.rejected:
-        where = "[red]rejected[/red]"
+        where = "[red]rejected: revision needed[/red]"
     else:
         where = f"waiting: {escape(status.waiting_reason or '-')}"
-    console.print(
-        f"  policy {status.review_policy}: agent approvals {status.agent_approvals}/"
-        f"{status.required_agent_approvals}, human {status.human_approvals}/"
-        f"{status.required_human_approvals}; {where}"
-    )
+    console.print(f"  {review_counts(status)}; {where}")
     if status.unresolved_required_findings:
         console.print(
             "  unresolved required findings: " + ", ".join(status.unresolved_required_findings)

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from hub.cli.agent import console
+from hub.cli.agent_render import console
 from hub.cli.remote import (
     CONNECTION_HELP,
     AsJson,

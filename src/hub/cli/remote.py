@@ -30,7 +30,8 @@ import httpx
 import typer
 from rich.markup import escape
 
-from hub.cli.agent import errors, exit_code, print_json
+from hub.cli.agent import exit_code
+from hub.cli.agent_render import errors, print_json
 from hub.client.errors import (
     ClientError,
     ProblemError,

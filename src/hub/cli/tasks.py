@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from hub.cli.agent import TaskKind, console, errors
+from hub.cli.agent import TaskKind
+from hub.cli.agent_render import console, errors
 from hub.cli.remote import (
     CONNECTION_HELP,
     AsJson,

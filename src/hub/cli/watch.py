@@ -1,6 +1,6 @@
 """`hub agent watch --pid PID --until ISO`: the renewal helper for a declared long wait.
 
-Decisions §5: the active agent declares the action and a deadline; the helper opens the
+The active agent declares the action and a deadline; the helper opens the
 watch window with the agent's session token, then renews the lease at the heartbeat
 interval with the window's narrowly scoped reporter token, and exits on the first of:
 the harness process (`--pid`) has exited, authority is lost (the server refuses the
@@ -123,7 +123,7 @@ def watch(
         "--state", envvar=STATE_ENV, help="The agent state file.", show_default=False
     )] = None,
 ) -> None:
-    """Renew the current attempt's lease while PID runs, until --until (decisions §5)."""
+    """Renew the current attempt's lease while PID runs, until --until (a watch window)."""
     try:
         deadline = datetime.fromisoformat(until)
     except ValueError:
@@ -132,7 +132,11 @@ def watch(
         raise typer.BadParameter("--until must include a UTC offset")
     current = StateFile(state or default_state_path()).read()
     if current.server is None or current.session is None or current.attempt is None:
-        typer.echo("no session and current attempt in the state file: claim first", err=True)
+        typer.echo(
+            "no session and current attempt in the state file: claim one first "
+            "(`hub agent next`)",
+            err=True,
+        )
         raise typer.Exit(2)
     target = WatchTarget(
         server=current.server,

@@ -4,8 +4,11 @@
                   answering the typed records of `results`
     StateFile     the 0600 local state: session, current attempt (with the submission and
                   integration it is for), pending keys (`state`)
-    deadline      the conservative local deadline (decisions §2)
-    AgentClient   the protocol's client half, one method per `hub agent` command (`agent`)
+    deadline      the conservative local deadline (docs/agent-cli.md)
+    engine        how each command sends its request and keeps the state file in step
+    AgentClient   the protocol's client half, one method per `hub agent` command (`agent`,
+                  with `integrating` and `delivery`); `briefs` says what a task is and
+                  `git` reads the checkout (never changing it)
     PlanningApi   projects and tasks, for `hub project …` and `hub task …` (`planning`),
                   with `Connection`: which server and credential a command uses
 
@@ -13,13 +16,25 @@ Errors are drawn in `hub.client.errors`. Nothing here imports the server's modul
 import-linter contract in pyproject.toml keeps it that way.
 """
 
-from hub.client.agent import AgentClient, AttemptOutcome, Ended, Recorded, ReviewClaimed, Status
+from hub.client.agent import (
+    AgentClient,
+    AttemptOutcome,
+    Claimed,
+    Ended,
+    Recorded,
+    Standing,
+    Status,
+    standing,
+)
 from hub.client.api import FindingDraft, HubApi
 from hub.client.deadline import LocalClock, Sent, SystemLocalClock
 from hub.client.errors import (
+    AttemptExpired,
     AttemptNotActive,
+    CheckoutRefused,
     ClientError,
     DeadlinePassed,
+    GitFailed,
     LocalRefusal,
     NothingToClaim,
     PendingOperationConflict,
@@ -35,12 +50,20 @@ from hub.client.results import (
     Attempt,
     AttemptResult,
     AttemptSnapshot,
+    EvidenceRecorded,
     Finding,
     FindingResolved,
     Integration,
     IntegrationClaimed,
     IntegrationReported,
+    Job,
+    JobReported,
     Lease,
+    RecoveryClaimed,
+    RecoveryPacket,
+    Repository,
+    Reservation,
+    ReservationsReported,
     Review,
     ReviewRecorded,
     ReviewStatus,
@@ -50,8 +73,10 @@ from hub.client.results import (
     Submission,
     SubmissionReview,
     Task,
+    TaskBrief,
     Validation,
     Viewer,
+    Worktree,
 )
 from hub.client.state import AgentState, AttemptRecord, PendingOperation, StateFile
 
@@ -59,21 +84,28 @@ __all__ = [
     "AgentClient",
     "AgentState",
     "Attempt",
+    "AttemptExpired",
     "AttemptNotActive",
     "AttemptOutcome",
     "AttemptRecord",
     "AttemptResult",
     "AttemptSnapshot",
+    "CheckoutRefused",
+    "Claimed",
     "ClientError",
     "DeadlinePassed",
     "Ended",
+    "EvidenceRecorded",
     "Finding",
     "FindingDraft",
     "FindingResolved",
+    "GitFailed",
     "HubApi",
     "Integration",
     "IntegrationClaimed",
     "IntegrationReported",
+    "Job",
+    "JobReported",
     "Lease",
     "LocalClock",
     "LocalRefusal",
@@ -82,9 +114,13 @@ __all__ = [
     "PendingOperationConflict",
     "ProblemError",
     "Recorded",
+    "RecoveryClaimed",
+    "RecoveryPacket",
+    "Repository",
     "RequestRejected",
+    "Reservation",
+    "ReservationsReported",
     "Review",
-    "ReviewClaimed",
     "ReviewRecorded",
     "ReviewStatus",
     "ReviewStatusReported",
@@ -92,6 +128,7 @@ __all__ = [
     "ServerAnswered",
     "Session",
     "SessionStarted",
+    "Standing",
     "StateError",
     "StateFile",
     "Status",
@@ -99,9 +136,12 @@ __all__ = [
     "SubmissionReview",
     "SystemLocalClock",
     "Task",
+    "TaskBrief",
     "TransportFailure",
     "Unauthenticated",
     "UsageError",
     "Validation",
     "Viewer",
+    "Worktree",
+    "standing",
 ]

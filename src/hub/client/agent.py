@@ -1,76 +1,53 @@
-"""The agent's side of the protocol: one function per `hub agent` command.
+"""The agent's side of the protocol: one method per `hub agent` command.
 
-`AgentClient` joins the API client, the state file and the local deadline, and
-enforces the client's half of the contract:
-
-- a keyed mutation records its idempotency key *before* it is sent and keeps it until
-  a definite answer arrives; the same command with the same arguments reuses it, and a
-  different request of the same kind is refused until the first is resolved
-  ("Clients must not silently generate a new key after an uncertain claim response");
-- past the conservative local deadline, ownership-dependent changes are refused
-  locally, without asking the server (decisions §7), until `status --refresh`
-  reconciles with it. Every answer that reports the lease (a renewal, a checkpoint, a
-  replay, a refresh) yields a new deadline by the same rule, counted from its own send.
+`AgentClient` is the command groups together: sessions, claims and the changes an
+attempt makes (here), integration (`hub.client.integrating`), worktrees, recovery,
+jobs, evidence and resources (`hub.client.delivery`). How each request is sent, keyed
+and kept in the state file is `hub.client.engine`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from pathlib import Path
 
-import httpx
-
-from hub.client.api import DEFAULT_TIMEOUT_SECONDS, FindingDraft, HubApi
-from hub.client.deadline import LocalClock, SystemLocalClock, has_passed, wall_deadline
+from hub.client.api import FindingDraft, HubApi
+from hub.client.briefs import brief_of
+from hub.client.deadline import has_passed
+from hub.client.delivery import DeliveryCommands
+from hub.client.engine import (
+    AttemptOutcome,
+    Recorded,
+    describe,
+    not_active,
+    record_of,
+    require_attempt,
+    require_session,
+    resolves_pending,
+)
 from hub.client.errors import (
-    AttemptNotActive,
+    CheckoutRefused,
     ClientError,
-    DeadlinePassed,
     PendingOperationConflict,
     ProblemError,
     StateError,
-    TransportFailure,
     UsageError,
 )
+from hub.client.git import read_checkout
+from hub.client.integrating import IntegrationCommands
 from hub.client.results import (
-    Attempt,
-    AttemptResult,
     FindingResolved,
-    Integration,
-    IntegrationClaimed,
-    IntegrationReported,
     ReviewRecorded,
     ReviewStatusReported,
     Session,
     SessionEnded,
-    SubmissionReview,
+    TaskBrief,
 )
-from hub.client.state import (
-    AgentState,
-    AttemptRecord,
-    PendingOperation,
-    SessionRecord,
-    StateFile,
-    new_idempotency_key,
-)
+from hub.client.state import AgentState, AttemptRecord, SessionRecord
 
-# Problems that mean this attempt no longer holds its task: act on them locally at once.
-_AUTHORITY_LOST = {"LEASE_EXPIRED", "STALE_GENERATION"}
-
-# Integration outcomes that only make things safer (the target stays reserved, or the
-# work goes back): like relinquishing, they are allowed past the local deadline, and the
-# server still refuses them if the lease is gone.
-_SAFE_OUTCOMES = {"UNCERTAIN", "ABANDONED"}
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class AttemptOutcome:
-    result: AttemptResult
-    record: AttemptRecord
+__all__ = ["AgentClient", "AttemptOutcome", "Claimed", "Ended", "Recorded", "Standing", "Status"]
 
 
 @dataclass(frozen=True)
@@ -87,45 +64,64 @@ class Ended:
 
 
 @dataclass(frozen=True)
-class ReviewClaimed:
-    """A review task claimed, and the submission it is for.
+class Claimed:
+    """A task claimed, and what the agent needs to work on it.
 
-    The claim is what counts; if reading the submission failed afterwards, `subject` is
-    None and `subject_error` says why (`hub agent review show` reads it again).
+    The claim is what counts. Reading the brief afterwards is best effort: if it failed,
+    `brief` is None and `brief_error` says why (`hub agent show` reads it again). An
+    integration task is claimed with its target's reservation (`integration`); if that
+    could not be taken, `integration_error` says why and what to run.
     """
 
     claim: AttemptOutcome
-    subject: SubmissionReview | None
-    subject_error: ClientError | None
+    brief: TaskBrief | None
+    brief_error: ClientError | None
+    integration: AttemptOutcome | None = None
+    integration_error: ClientError | None = None
+    left_expired: AttemptRecord | None = None  # an expired attempt left for recovery
 
 
 @dataclass(frozen=True)
-class Recorded(Generic[T]):
-    """An answer made under the current attempt, and the attempt as re-read after it."""
+class Standing:
+    """Where the state file's attempt stands, and what to do next, in one place: the
+    status, the claim refusals and the deadline refusals all say the same."""
 
-    answer: T
-    record: AttemptRecord | None
+    lease: str  # HOLDS | LOCAL_DEADLINE_PASSED | EXPIRED | ENDED
+    advice: str | None  # the next command, or None while the lease holds
 
 
-class AgentClient:
-    def __init__(
-        self,
-        state_file: StateFile,
-        *,
-        transport: httpx.BaseTransport | None = None,
-        clock: LocalClock | None = None,
-        timeout: float = DEFAULT_TIMEOUT_SECONDS,
-    ) -> None:
-        self.state_file = state_file
-        self.transport = transport
-        self.clock = clock or SystemLocalClock()
-        self.timeout = timeout
-
-    def api(self, server: str, token: str | None) -> HubApi:
-        return HubApi(
-            server, token, transport=self.transport, timeout=self.timeout, clock=self.clock
+def standing(record: AttemptRecord, now: datetime, *, refreshed: bool = False) -> Standing:
+    if record.state != "ACTIVE" or not record.is_current:
+        why = record.state if record.is_current else f"{record.state}, no longer current"
+        return Standing(
+            "ENDED", f"attempt {record.id} is {why}: claim new work with `hub agent next`"
         )
+    if record.lease_expired:
+        return Standing(
+            "EXPIRED",
+            f"the lease expired at {record.expires_at.isoformat()} (server time): task "
+            f"{record.task_id} is a recovery candidate; take it back with "
+            f"`hub agent recover {record.task_id}`",
+        )
+    if not has_passed(record.local_deadline, now):
+        return Standing("HOLDS", None)
+    if refreshed:
+        # The server has just said the lease holds, but for less than the safety margin.
+        return Standing(
+            "LOCAL_DEADLINE_PASSED",
+            f"the lease holds on the server until {record.expires_at.isoformat()} (server "
+            "time), but for less than the safety margin: the client makes no more changes "
+            f"under it. Once it has expired, take the task back with "
+            f"`hub agent recover {record.task_id}`",
+        )
+    return Standing(
+        "LOCAL_DEADLINE_PASSED",
+        "the conservative local deadline passed: the lease may still hold on the server; "
+        "ask it with `hub agent status --refresh`",
+    )
 
+
+class AgentClient(DeliveryCommands, IntegrationCommands):
     # --- sessions ------------------------------------------------------------------
 
     def start(
@@ -171,10 +167,10 @@ class AgentClient:
 
     def end(self, *, reason: str = "", abandon_pending: bool = False) -> Ended:
         state = self.state_file.read()
-        server, session = _require_session(state)
+        server, session = require_session(state)
         if state.pending and not abandon_pending:
             raise PendingOperationConflict(
-                f"unresolved operations ({_describe(state.pending.values())}) need this "
+                f"unresolved operations ({describe(state.pending.values())}) need this "
                 "session: rerun them to learn their outcome (`hub agent status` lists "
                 "them), or pass --abandon-pending"
             )
@@ -196,16 +192,22 @@ class AgentClient:
         task_id: str | None = None,
         kinds: Sequence[str] = (),
         abandon_pending: bool = False,
-    ) -> AttemptOutcome:
-        """Claim a named task, or the next eligible one when `task_id` is None."""
+        leave_expired: bool = False,
+        observed_target: str | None = None,
+        target_branch: str | None = None,
+        workdir: Path | None = None,
+    ) -> Claimed:
+        """Claim a named task, or the next eligible one when `task_id` is None, and read
+        its brief. An integration task is claimed with its target's reservation."""
         state = self.state_file.read()
-        server, session = _require_session(state)
+        server, session = require_session(state)
         with self.api(server, session.token) as api:
             project_id = api.resolve_project(project)
             arguments = {"projectId": project_id, "taskId": task_id, "kinds": sorted(kinds)}
-            if not _resolves_pending(state, "claimTask", arguments):
-                self._refuse_claim_while_holding(state)
-            return self._keyed(
+            left = None
+            if not resolves_pending(state, "claimTask", arguments):
+                left = self._refuse_claim_while_holding(api, state, leave_expired=leave_expired)
+            outcome = self._keyed(
                 "claimTask",
                 arguments,
                 abandon_pending,
@@ -214,25 +216,42 @@ class AgentClient:
                 ),
                 replace_attempt=True,
             )
+            brief, brief_error = _read_brief(api, outcome)
+            if brief is not None:
+                adopted = self._adopt_worktree(
+                    outcome.record.id, brief.worktree, session.workstation
+                )
+                outcome = AttemptOutcome(outcome.result, adopted or outcome.record)
+            integration, integration_error = None, None
+            task = outcome.result.task
+            if task.kind == "INTEGRATION" and outcome.record.state == "ACTIVE":
+                integration, integration_error = self._take_reservation(
+                    api,
+                    outcome.record,
+                    observed_target=observed_target,
+                    target_branch=target_branch,
+                    workdir=workdir or Path.cwd(),
+                )
+            return Claimed(outcome, brief, brief_error, integration, integration_error, left)
 
-    def _refuse_claim_while_holding(self, state: AgentState) -> None:
-        # The state file follows one attempt; a second claim would silently drop the first.
-        held = state.attempt
-        if held is None or held.state != "ACTIVE" or not held.is_current:
-            return
-        if has_passed(held.local_deadline, self.clock.wall()):
-            return
-        raise StateError(
-            f"this state file holds active attempt {held.id} on task {held.task_id}: submit "
-            "or relinquish it first (or `hub agent status --refresh` if it ended elsewhere)"
-        )
+    def show(self, task_id: str | None = None) -> TaskBrief:
+        """The brief of a task; by default the current attempt's."""
+        state = self.state_file.read()
+        server, session = require_session(state)
+        if task_id is None:
+            task_id = require_attempt(state).task_id
+        with self.api(server, session.token) as api:
+            task = api.task(task_id)
+            if task is None:
+                raise ProblemError("NotFound", "NOT_FOUND", f"no task {task_id}", {"what": "task"})
+            return brief_of(api, task)
 
     # --- ownership-dependent changes -------------------------------------------------
 
     def heartbeat(self, *, abandon_pending: bool = False) -> AttemptOutcome:
         state = self.state_file.read()
-        server, session = _require_session(state)
-        attempt = _require_attempt(state)
+        server, session = require_session(state)
+        attempt = require_attempt(state)
         arguments = {"attemptId": attempt.id, "generation": attempt.generation}
         self._check_authority(state, attempt, "renewLease", arguments)
         with self.api(server, session.token) as api:
@@ -253,8 +272,8 @@ class AgentClient:
         abandon_pending: bool = False,
     ) -> AttemptOutcome:
         state = self.state_file.read()
-        server, session = _require_session(state)
-        attempt = _require_attempt(state)
+        server, session = require_session(state)
+        attempt = require_attempt(state)
         arguments = {
             "attemptId": attempt.id,
             "generation": attempt.generation,
@@ -289,9 +308,22 @@ class AgentClient:
         candidate_revision: str | None = None,
         abandon_pending: bool = False,
     ) -> AttemptOutcome:
+        """Submit the attempt's result. An implementation delivered from a registered
+        worktree delivers its HEAD unless a candidate revision is named; uncommitted
+        changes there are refused (they are in no revision)."""
         state = self.state_file.read()
-        server, session = _require_session(state)
-        attempt = _require_attempt(state)
+        server, session = require_session(state)
+        attempt = require_attempt(state)
+        pending = state.pending.get("submitAttempt")
+        if candidate_revision is None and pending is not None:
+            candidate_revision = pending.arguments.get("candidateRevision")
+        if (
+            candidate_revision is None
+            and outcome == "DELIVERED"
+            and attempt.task_kind == "IMPLEMENTATION"
+            and attempt.worktree_path is not None
+        ):
+            candidate_revision = _committed_head(Path(attempt.worktree_path))
         arguments = {
             "attemptId": attempt.id,
             "generation": attempt.generation,
@@ -326,8 +358,8 @@ class AgentClient:
         records the same acceptance again.
         """
         state = self.state_file.read()
-        server, session = _require_session(state)
-        attempt = _require_attempt(state)
+        server, session = require_session(state)
+        attempt = require_attempt(state)
         self._check_authority(state, attempt, None, {})
         revision = attempt.criteria_revision if criteria_revision is None else criteria_revision
         with self.api(server, session.token) as api:
@@ -341,14 +373,37 @@ class AgentClient:
                 )
             )
 
+    def reconcile_criteria(
+        self, *, note: str, criteria_revision: int | None = None
+    ) -> AttemptOutcome:
+        """Adopt the task's current criteria revision (or `criteria_revision`), saying how
+        the work meets it. Safe to repeat: it records the same adoption again."""
+        state = self.state_file.read()
+        server, session = require_session(state)
+        attempt = require_attempt(state)
+        self._check_authority(state, attempt, None, {})
+        with self.api(server, session.token) as api:
+            revision = criteria_revision
+            if revision is None:
+                task = api.task(attempt.task_id)
+                if task is None:
+                    raise StateError(f"the server does not know task {attempt.task_id}")
+                revision = task.criteria_revision
+            chosen = revision
+            return self._unkeyed(
+                lambda: api.reconcile_criteria(
+                    attempt.id, attempt.generation, criteria_revision=chosen, note=note
+                )
+            )
+
     def relinquish(self, *, reason: str) -> AttemptOutcome:
         """Give the task back. Allowed past the local deadline: returning authority early
         never harms anyone, and the server refuses it if the lease is already gone."""
         state = self.state_file.read()
-        server, session = _require_session(state)
-        attempt = _require_attempt(state)
+        server, session = require_session(state)
+        attempt = require_attempt(state)
         if attempt.state != "ACTIVE" or not attempt.is_current:
-            raise _not_active(attempt)
+            raise not_active(attempt)
         arguments = {"attemptId": attempt.id, "generation": attempt.generation, "reason": reason}
         with self.api(server, session.token) as api:
             return self._keyed(
@@ -362,26 +417,25 @@ class AgentClient:
 
     # --- review ----------------------------------------------------------------------
 
-    def review_next(self, *, project: str, abandon_pending: bool = False) -> ReviewClaimed:
+    def review_next(
+        self, *, project: str, abandon_pending: bool = False, leave_expired: bool = False
+    ) -> Claimed:
         """Claim the next review task of a project and read the submission it is for."""
-        claimed = self.claim(project=project, kinds=["REVIEW"], abandon_pending=abandon_pending)
-        subject_id = claimed.record.subject_submission_id
-        if subject_id is None:
-            return ReviewClaimed(
-                claimed, None, StateError(f"task {claimed.record.task_id} names no submission")
-            )
-        try:
-            return ReviewClaimed(claimed, self.review_show(subject_id), None)
-        except ClientError as error:
-            return ReviewClaimed(claimed, None, error)
+        return self.claim(
+            project=project,
+            kinds=["REVIEW"],
+            abandon_pending=abandon_pending,
+            leave_expired=leave_expired,
+        )
 
-    def review_show(self, submission_id: str | None = None) -> SubmissionReview:
-        """A submission with its task, reviews, findings and review status; by default the
-        one the current review or integration attempt is for."""
+    def review_show(self, submission_id: str | None = None) -> TaskBrief:
+        """A submission with its task, reviews, findings and review status, in the brief
+        of the task it delivers; by default the one the current review or integration
+        attempt is for."""
         state = self.state_file.read()
-        server, session = _require_session(state)
+        server, session = require_session(state)
         if submission_id is None:
-            attempt = _require_attempt(state)
+            attempt = require_attempt(state)
             if attempt.subject_submission_id is None:
                 raise StateError(
                     f"attempt {attempt.id} is not on a review or integration task: name the "
@@ -390,11 +444,21 @@ class AgentClient:
             submission_id = attempt.subject_submission_id
         with self.api(server, session.token) as api:
             found = api.submission(submission_id)
-        if found is None:
-            raise ProblemError(
-                "NotFound", "NOT_FOUND", f"no submission {submission_id}", {"what": "submission"}
-            )
-        return found
+            if found is None:
+                raise ProblemError(
+                    "NotFound",
+                    "NOT_FOUND",
+                    f"no submission {submission_id}",
+                    {"what": "submission"},
+                )
+            brief = brief_of(api, found.task)
+        return TaskBrief(
+            task=found.task,
+            repository=brief.repository,
+            branch=brief.branch,
+            open_findings=brief.open_findings,
+            subject=found,
+        )
 
     def review(
         self,
@@ -408,7 +472,7 @@ class AgentClient:
         if decision == "REJECT" and not findings:
             raise UsageError("a rejection names at least one finding (--finding)")
         state = self.state_file.read()
-        attempt = _require_attempt(state)
+        attempt = require_attempt(state)
         subject = attempt.subject_submission_id
         if attempt.task_kind != "REVIEW" or subject is None:
             raise StateError(
@@ -446,7 +510,7 @@ class AgentClient:
     def request_human_review(self, submission_id: str, *, context: str) -> ReviewStatusReported:
         """Ask for a human decision. Safe to repeat: a repeat adds the request again."""
         state = self.state_file.read()
-        server, session = _require_session(state)
+        server, session = require_session(state)
         with self.api(server, session.token) as api:
             return api.request_human_review(submission_id, context=context)
 
@@ -456,192 +520,9 @@ class AgentClient:
         """Record how a finding was addressed. Safe to repeat: a resolved finding stays as
         it was first resolved."""
         state = self.state_file.read()
-        server, session = _require_session(state)
+        server, session = require_session(state)
         with self.api(server, session.token) as api:
             return api.resolve_finding(finding_id, resolution=resolution, evidence=evidence)
-
-    # --- integration -------------------------------------------------------------------
-
-    def integrate_claim(
-        self,
-        submission_id: str,
-        *,
-        observed_target_revision: str,
-        target_branch: str | None = None,
-        abandon_pending: bool = False,
-    ) -> AttemptOutcome:
-        """Claim a submission's integration task and the target's exclusive reservation."""
-        state = self.state_file.read()
-        server, session = _require_session(state)
-        arguments = {
-            "submissionId": submission_id,
-            "observedTargetRevision": observed_target_revision,
-            "targetBranch": target_branch,
-        }
-        if not _resolves_pending(state, "claimIntegration", arguments):
-            self._refuse_claim_while_holding(state)
-        with self.api(server, session.token) as api:
-            return self._keyed(
-                "claimIntegration",
-                arguments,
-                abandon_pending,
-                lambda key: api.claim_integration(
-                    submission_id,
-                    observed_target_revision=observed_target_revision,
-                    target_branch=target_branch,
-                    idempotency_key=key,
-                ),
-                replace_attempt=True,
-            )
-
-    def integrate_report(
-        self,
-        *,
-        outcome: str,
-        base_revision: str | None = None,
-        result_revision: str | None = None,
-        target_branch: str | None = None,
-        verified_how: str = "CLIENT_REPORTED",
-        note: str = "",
-    ) -> Recorded[IntegrationReported]:
-        """Report what happened to the target (recordIntegrationResult)."""
-        state = self.state_file.read()
-        attempt = _require_attempt(state)
-        integration_id = _require_integration(attempt)
-        branch = target_branch or attempt.target_branch
-        if branch is None:
-            raise StateError(f"integration {integration_id} has no target branch: pass --branch")
-        if outcome in _SAFE_OUTCOMES:
-            if attempt.state != "ACTIVE" or not attempt.is_current:
-                raise _not_active(attempt)
-        else:
-            self._check_authority(state, attempt, None, {})
-        arguments = {
-            "attemptId": attempt.id,
-            "integrationId": integration_id,
-            "outcome": outcome,
-            "targetBranch": branch,
-            "baseRevision": base_revision,
-            "resultRevision": result_revision,
-            "verifiedHow": verified_how,
-            "note": note,
-        }
-        return self._under_attempt(
-            state,
-            "recordIntegrationResult",
-            arguments,
-            lambda api, key: api.record_integration_result(
-                attempt.id,
-                attempt.generation,
-                integration_id=integration_id,
-                outcome=outcome,
-                target_branch=branch,
-                base_revision=base_revision,
-                result_revision=result_revision,
-                verified_how=verified_how,
-                note=note,
-                idempotency_key=key,
-            ),
-        )
-
-    def integrate_validate(
-        self,
-        *,
-        result_revision: str,
-        evidence_ids: Sequence[str],
-        passed: bool,
-        summary: str = "",
-    ) -> Recorded[IntegrationReported]:
-        """Attach the validation of the integrated result, citing evidence records of it;
-        a pass completes the task."""
-        state = self.state_file.read()
-        attempt = _require_attempt(state)
-        integration_id = _require_integration(attempt)
-        arguments = {
-            "attemptId": attempt.id,
-            "integrationId": integration_id,
-            "resultRevision": result_revision,
-            "passed": passed,
-            "evidenceIds": list(evidence_ids),
-            "summary": summary,
-        }
-        self._check_authority(state, attempt, "recordValidation", arguments)
-        return self._under_attempt(
-            state,
-            "recordValidation",
-            arguments,
-            lambda api, key: api.record_validation(
-                attempt.id,
-                attempt.generation,
-                integration_id=integration_id,
-                result_revision=result_revision,
-                passed=passed,
-                evidence_ids=evidence_ids,
-                summary=summary,
-                idempotency_key=key,
-            ),
-        )
-
-    def integrate_reconcile(
-        self,
-        *,
-        remote_revision: str,
-        published: bool,
-        integration_id: str | None = None,
-        verified_how: str = "CLIENT_REPORTED",
-        note: str = "",
-    ) -> Recorded[IntegrationReported]:
-        """Record what the remote target holds after an uncertain publish.
-
-        Reconciling is what an agent does after its deadline (decisions §7), so it is never
-        refused locally; the server lets the integrator's session or an operator do it.
-        """
-        state = self.state_file.read()
-        server, session = _require_session(state)
-        if integration_id is None:
-            integration_id = _require_integration(_require_attempt(state))
-        chosen = integration_id
-        arguments = {
-            "integrationId": chosen,
-            "remoteRevision": remote_revision,
-            "published": published,
-            "verifiedHow": verified_how,
-            "note": note,
-        }
-        key = self._reserve_key("reconcileIntegration", arguments, False)
-        with self.api(server, session.token) as api:
-            answer = self._settled(
-                "reconcileIntegration",
-                key,
-                lambda: api.reconcile_integration(
-                    chosen,
-                    remote_revision=remote_revision,
-                    published=published,
-                    verified_how=verified_how,
-                    note=note,
-                    idempotency_key=key,
-                ),
-            )
-            held = state.attempt
-            record = (
-                self._reread_attempt(api, held.id)
-                if held is not None and held.integration_id == chosen
-                else None
-            )
-        return Recorded(answer, record)
-
-    def integrate_show(self, integration_id: str | None = None) -> Integration:
-        state = self.state_file.read()
-        server, session = _require_session(state)
-        if integration_id is None:
-            integration_id = _require_integration(_require_attempt(state))
-        with self.api(server, session.token) as api:
-            found = api.integration(integration_id)
-        if found is None:
-            raise ProblemError(
-                "NotFound", "NOT_FOUND", f"no integration {integration_id}", {"what": "integration"}
-            )
-        return found
 
     # --- reconciling -----------------------------------------------------------------
 
@@ -649,12 +530,13 @@ class AgentClient:
         """The local view; with `refresh`, first reconcile the attempt with the server.
 
         A refresh reads the attempt and a serverTime in one request, so it yields a new
-        conservative deadline by the same rule as a renewal's answer.
+        conservative deadline by the same rule as a renewal's answer, and the server's
+        judgement of the lease (expired or not) replaces the local guess.
         """
         state = self.state_file.read()
         if not refresh:
             return Status(state, self.clock.wall(), refreshed=False)
-        server, session = _require_session(state)
+        server, session = require_session(state)
         with self.api(server, session.token) as api:
             if state.attempt is None:
                 api.viewer()  # proves the session token still works
@@ -664,7 +546,7 @@ class AgentClient:
                     raise StateError(f"the server does not know attempt {state.attempt.id}")
                 with self.state_file.update() as fresh:
                     if fresh.attempt is not None and fresh.attempt.id == snapshot.attempt.id:
-                        fresh.attempt = _record(
+                        fresh.attempt = record_of(
                             snapshot.attempt,
                             snapshot.server_time,
                             snapshot.sent.wall,
@@ -672,260 +554,24 @@ class AgentClient:
                         )
         return Status(self.state_file.read(), self.clock.wall(), refreshed=True)
 
-    # --- the two ways a mutation is sent -------------------------------------------------
 
-    def _keyed(
-        self,
-        operation: str,
-        arguments: dict[str, Any],
-        abandon_pending: bool,
-        send: Callable[[str], AttemptResult],
-        *,
-        replace_attempt: bool = False,
-    ) -> AttemptOutcome:
-        key = self._reserve_key(operation, arguments, abandon_pending)
-        try:
-            result = send(key)
-        except ProblemError as problem:
-            # A problem is a definite answer about this key: nothing is left to resolve.
-            with self.state_file.update() as state:
-                _settle(state, operation, key)
-                self._note_lost_authority(state, problem, arguments.get("attemptId"))
-            raise
-        except TransportFailure as failure:
-            raise TransportFailure(
-                f"{failure.message}. The {operation} "
-                f"{'may have been applied' if failure.uncertain else 'was not sent'}: run the "
-                f"same command again to resolve it; it reuses idempotency key {key}",
-                uncertain=failure.uncertain,
-            ) from failure
-        # Unauthenticated and RequestRejected fall through with the key still pending:
-        # they say nothing about an earlier send of the same key.
-        with self.state_file.update() as state:
-            _settle(state, operation, key)
-            record = self._apply(state, result, replace_attempt=replace_attempt)
-        return AttemptOutcome(result, record)
-
-    def _unkeyed(self, send: Callable[[], AttemptResult]) -> AttemptOutcome:
-        try:
-            result = send()
-        except ProblemError as problem:
-            with self.state_file.update() as state:
-                attempt_id = state.attempt.id if state.attempt else None
-                self._note_lost_authority(state, problem, attempt_id)
-            raise
-        with self.state_file.update() as state:
-            record = self._apply(state, result, replace_attempt=False)
-        return AttemptOutcome(result, record)
-
-    def _under_attempt(
-        self,
-        state: AgentState,
-        operation: str,
-        arguments: dict[str, Any],
-        send: Callable[[HubApi, str], T],
-    ) -> Recorded[T]:
-        """Send a keyed change made under the current attempt; then re-read the attempt,
-        which the change may have ended."""
-        server, session = _require_session(state)
-        attempt = _require_attempt(state)
-        key = self._reserve_key(operation, arguments, False)
-        with self.api(server, session.token) as api:
-            try:
-                answer = self._settled(operation, key, lambda: send(api, key))
-            except ProblemError as problem:
-                with self.state_file.update() as fresh:
-                    self._note_lost_authority(fresh, problem, attempt.id)
-                raise
-            return Recorded(answer, self._reread_attempt(api, attempt.id))
-
-    def _settled(self, operation: str, key: str, send: Callable[[], T]) -> T:
-        """Send a keyed request; a definite answer (success or problem) settles its key,
-        an uncertain transport failure leaves it pending for the retry to reuse."""
-        try:
-            answer = send()
-        except ProblemError:
-            with self.state_file.update() as fresh:
-                _settle(fresh, operation, key)
-            raise
-        except TransportFailure as failure:
-            raise TransportFailure(
-                f"{failure.message}. The {operation} "
-                f"{'may have been applied' if failure.uncertain else 'was not sent'}: run the "
-                f"same command again to resolve it; it reuses idempotency key {key}",
-                uncertain=failure.uncertain,
-            ) from failure
-        with self.state_file.update() as fresh:
-            _settle(fresh, operation, key)
-        return answer
-
-    def _reread_attempt(self, api: HubApi, attempt_id: str) -> AttemptRecord | None:
-        """The attempt as the server holds it now, kept in the state file.
-
-        Best effort: the change before it already has its definite answer, so a failure
-        here leaves the stored record (`status --refresh` catches up) and is not reported
-        as the change's failure.
-        """
-        try:
-            snapshot = api.attempt(attempt_id)
-        except ClientError:
-            snapshot = None
-        with self.state_file.update() as fresh:
-            if fresh.attempt is None or fresh.attempt.id != attempt_id:
-                return None
-            if snapshot is not None:
-                fresh.attempt = _record(
-                    snapshot.attempt, snapshot.server_time, snapshot.sent.wall, fresh.attempt
-                )
-            return fresh.attempt
-
-    def _reserve_key(self, operation: str, arguments: dict[str, Any], abandon: bool) -> str:
-        with self.state_file.update() as state:
-            pending = state.pending.get(operation)
-            if pending is not None and not pending.same_intent(operation, arguments):
-                if not abandon:
-                    raise PendingOperationConflict(
-                        f"an earlier {operation} is unresolved ({_describe([pending])}); its "
-                        "outcome must be learned first: rerun that command with the same "
-                        f"arguments ({_arguments(pending)}), whose retry can only replay it. "
-                        "Pass --abandon-pending only if that is impossible, knowing that the "
-                        "earlier request may have taken effect"
-                    )
-                pending = None
-            if pending is None:
-                pending = PendingOperation(
-                    operation=operation,
-                    key=new_idempotency_key(),
-                    arguments=arguments,
-                    created_at=self.clock.wall(),
-                )
-                state.pending[operation] = pending
-            pending.sends += 1
-            return pending.key
-
-    def _check_authority(
-        self,
-        state: AgentState,
-        attempt: AttemptRecord,
-        operation: str | None,
-        arguments: dict[str, Any],
-    ) -> None:
-        if operation is not None and _resolves_pending(state, operation, arguments):
-            # Resolving a request sent earlier, not starting a new change: the retry can
-            # only replay it, and the server re-checks the lease if it never arrived.
-            return
-        if attempt.state != "ACTIVE" or not attempt.is_current:
-            raise _not_active(attempt)
-        if has_passed(attempt.local_deadline, self.clock.wall()):
-            raise DeadlinePassed(
-                f"the conservative local deadline of attempt {attempt.id} passed at "
-                f"{attempt.local_deadline.isoformat()} (server expiresAt "
-                f"{attempt.expires_at.isoformat()}): stop ownership-dependent changes and "
-                "reconcile with `hub agent status --refresh`"
-            )
-
-    def _apply(
-        self, state: AgentState, result: AttemptResult, *, replace_attempt: bool
-    ) -> AttemptRecord:
-        record = _record(result.attempt, result.server_time, result.sent.wall, state.attempt)
-        record.task_kind = result.task.kind
-        record.subject_submission_id = result.task.subject_submission_id
-        if isinstance(result, IntegrationClaimed):
-            record.integration_id = result.integration.id
-            record.target_branch = result.integration.target_branch
-        # Another command may have moved the state file to a different attempt meanwhile.
-        if replace_attempt or state.attempt is None or state.attempt.id == record.id:
-            state.attempt = record
-        return record
-
-    def _note_lost_authority(
-        self, state: AgentState, problem: ProblemError, attempt_id: Any
-    ) -> None:
-        attempt = state.attempt
-        if problem.code in _AUTHORITY_LOST and attempt is not None and attempt.id == attempt_id:
-            attempt.local_deadline = min(attempt.local_deadline, self.clock.wall())
+def _read_brief(
+    api: HubApi, outcome: AttemptOutcome
+) -> tuple[TaskBrief | None, ClientError | None]:
+    try:
+        return brief_of(api, outcome.result.task), None
+    except ClientError as error:
+        return None, error
 
 
-def _record(
-    attempt: Attempt,
-    server_time: datetime,
-    sent_at: datetime,
-    previous: AttemptRecord | None = None,
-) -> AttemptRecord:
-    """The attempt's record; what it is for carries over from `previous` if it is the same
-    attempt (answers that report only the attempt do not repeat it)."""
-    same = previous if previous is not None and previous.id == attempt.id else None
-    return AttemptRecord(
-        id=attempt.id,
-        task_id=attempt.task_id,
-        project_id=attempt.project_id,
-        generation=attempt.generation,
-        state=attempt.state,
-        kind=attempt.kind,
-        is_current=attempt.is_current,
-        criteria_revision=attempt.criteria_revision,
-        lease_seconds=attempt.lease_seconds,
-        heartbeat_seconds=attempt.heartbeat_seconds,
-        expires_at=attempt.expires_at,
-        server_time=server_time,
-        sent_at=sent_at,
-        local_deadline=wall_deadline(
-            sent_at,
-            server_time=server_time,
-            expires_at=attempt.expires_at,
-            lease_seconds=attempt.lease_seconds,
-        ),
-        task_kind=same.task_kind if same else None,
-        subject_submission_id=same.subject_submission_id if same else None,
-        integration_id=same.integration_id if same else None,
-        target_branch=same.target_branch if same else None,
-    )
-
-
-def _settle(state: AgentState, operation: str, key: str) -> None:
-    pending = state.pending.get(operation)
-    if pending is not None and pending.key == key:
-        del state.pending[operation]
-
-
-def _resolves_pending(state: AgentState, operation: str, arguments: dict[str, Any]) -> bool:
-    pending = state.pending.get(operation)
-    return pending is not None and pending.same_intent(operation, arguments)
-
-
-def _require_session(state: AgentState) -> tuple[str, SessionRecord]:
-    if state.server is None or state.session is None:
-        raise StateError("no session: run `hub agent start` first")
-    return state.server, state.session
-
-
-def _require_attempt(state: AgentState) -> AttemptRecord:
-    if state.attempt is None:
-        raise StateError("no current attempt: claim one with `hub agent next` or `hub agent claim`")
-    return state.attempt
-
-
-def _require_integration(attempt: AttemptRecord) -> str:
-    if attempt.integration_id is None:
-        raise StateError(
-            f"attempt {attempt.id} holds no integration: claim one with `hub agent integrate claim`"
+def _committed_head(path: Path) -> str:
+    checkout = read_checkout(path)
+    if checkout.dirty:
+        raise CheckoutRefused(
+            f"the worktree {checkout.toplevel} has uncommitted changes "
+            f"({len(checkout.dirty_paths)} paths): a delivery is a commit. Commit them "
+            "(hub never stashes or resets them), or name the commit with --candidate-revision"
         )
-    return attempt.integration_id
-
-
-def _not_active(attempt: AttemptRecord) -> AttemptNotActive:
-    why = attempt.state if attempt.is_current else f"{attempt.state}, no longer current"
-    return AttemptNotActive(
-        f"attempt {attempt.id} is {why}: it takes no more changes; claim new work"
-    )
-
-
-def _arguments(pending: PendingOperation) -> str:
-    return ", ".join(f"{name}={value!r}" for name, value in sorted(pending.arguments.items()))
-
-
-def _describe(pending: Any) -> str:
-    return "; ".join(
-        f"{op.operation} key {op.key} sent {op.sends}x since {op.created_at:%Y-%m-%d %H:%M:%S}Z"
-        for op in pending
-    )
+    if checkout.head is None:
+        raise CheckoutRefused(f"the worktree {checkout.toplevel} has no commit yet")
+    return checkout.head

@@ -30,11 +30,19 @@ from hub.client.results import (
     Attempt,
     AttemptResult,
     AttemptSnapshot,
+    EvidenceRecorded,
     Finding,
     FindingResolved,
     Integration,
     IntegrationClaimed,
     IntegrationReported,
+    Job,
+    JobReported,
+    RecoveryClaimed,
+    RecoveryPacket,
+    Repository,
+    Reservation,
+    ReservationsReported,
     Review,
     ReviewRecorded,
     ReviewStatus,
@@ -57,11 +65,11 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.
 _LEASE = "lease { attemptId generation expiresAt heartbeatSeconds }"
 _TASK_FIELDS = (
     "id projectId kind title state effectiveState generation criteriaRevision currentAttemptId"
-    " subjectSubmissionId"
+    " subjectSubmissionId outcome acceptanceCriteria priority"
 )
 _ATTEMPT_FIELDS = (
-    "id projectId taskId sessionId generation state kind isCurrent leaseExpired expiresAt"
-    " leaseSeconds heartbeatSeconds criteriaRevision disposition"
+    "id projectId taskId sessionId generation state kind isCurrent leaseExpired holdsAuthority"
+    " expiresAt leaseSeconds heartbeatSeconds criteriaRevision disposition"
 )
 _SESSION_FIELDS = "id principalId workstation harness harnessInstance startedAt endedAt"
 _ATTEMPT_PAYLOAD = (
@@ -97,6 +105,28 @@ _INTEGRATION_FIELDS = (
     " createdAt }"
 )
 _INTEGRATION_PAYLOAD = f"integration {{ {_INTEGRATION_FIELDS} }} serverTime"
+_REPOSITORY_FIELDS = "id projectId remoteUrl binding defaultBranch"
+_WORKTREE_FIELDS = (
+    "id taskId attemptId repositoryId worktreeId path branch baseRevision workstation releasedAt"
+)
+_CHECKPOINT_FIELDS = "id attemptId summary revision branch published createdAt"
+_JOB_FIELDS = (
+    "id jobId taskId attemptId operation invocation status exitStatus freshness startedAt"
+    " finishedAt registeredAt"
+)
+_RESERVATION_FIELDS = "id resourceId resourceKey attemptId jobId units state"
+_PACKET_FIELDS = (
+    f"task {{ {_TASK_FIELDS} }} attempts {{ {_ATTEMPT_FIELDS} }}"
+    f" checkpoints {{ {_CHECKPOINT_FIELDS} }} submissions {{ {_SUBMISSION_FIELDS} }}"
+    f" worktrees {{ {_WORKTREE_FIELDS} }} publishedRevisions notes {{ body }}"
+    f" jobs {{ {_JOB_FIELDS} }} holds {{ {_RESERVATION_FIELDS} }}"
+    f" integrations {{ {_INTEGRATION_FIELDS} }}"
+)
+_EVIDENCE_FIELDS = (
+    "id revision treeDigest jobId passed notPassedBecause requiredChecks"
+    " checks { name outcome reason } configFingerprint checkDefinitionRevision"
+    " environmentIdentity startedAt endedAt inputsStable"
+)
 
 
 @dataclass(frozen=True)
@@ -519,7 +549,7 @@ class HubApi:
                 "idempotencyKey": idempotency_key,
             },
             "ClaimIntegrationPayload",
-            f"{_ATTEMPT_PAYLOAD} integration {{ {_INTEGRATION_FIELDS} }}",
+            f"{_ATTEMPT_PAYLOAD} inherited integration {{ {_INTEGRATION_FIELDS} }}",
         )
         return IntegrationClaimed.of(data, sent)
 
@@ -635,6 +665,168 @@ class HubApi:
         found = data.get("integration")
         return Integration.of(found) if found else None
 
+    # --- recovery ------------------------------------------------------------------
+
+    @_readable
+    def claim_recovery(self, task_id: str, *, idempotency_key: str) -> RecoveryClaimed:
+        data, sent = self.mutate(
+            "claimRecovery",
+            {"taskId": task_id, "idempotencyKey": idempotency_key},
+            "ClaimRecoveryPayload",
+            f"{_ATTEMPT_PAYLOAD} recoveryPacket {{ {_PACKET_FIELDS} }}",
+        )
+        return RecoveryClaimed.of(data, sent)
+
+    @_readable
+    def record_recovery_disposition(
+        self, attempt_id: str, generation: int, *, disposition: str, reason: str
+    ) -> AttemptResult:
+        return self._attempt_mutation(
+            "recordRecoveryDisposition",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "disposition": disposition,
+                "reason": reason,
+            },
+        )
+
+    @_readable
+    def reconcile_criteria(
+        self, attempt_id: str, generation: int, *, criteria_revision: int, note: str
+    ) -> AttemptResult:
+        return self._attempt_mutation(
+            "reconcileCriteria",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "criteriaRevision": criteria_revision,
+                "note": note,
+            },
+        )
+
+    @_readable
+    def recovery_packet(self, task_id: str) -> RecoveryPacket | None:
+        data, _ = self.execute(
+            f"query Packet($id: ID!) {{ recoveryPacket(taskId: $id) {{ {_PACKET_FIELDS} }} }}",
+            {"id": task_id},
+        )
+        found = data.get("recoveryPacket")
+        return RecoveryPacket.of(found) if found else None
+
+    # --- jobs, evidence, resources ---------------------------------------------------
+
+    @_readable
+    def register_job(self, input: dict[str, Any]) -> JobReported:
+        """`input` is RegisterJobInput as the schema spells it, idempotency key included."""
+        data, _ = self.mutate(
+            "registerJob",
+            input,
+            "JobPayload",
+            f"replay job {{ {_JOB_FIELDS} }} releasedReservations {{ {_RESERVATION_FIELDS} }}",
+        )
+        return _job_reported(data)
+
+    @_readable
+    def observe_job(self, job_id: str, *, status: str, note: str | None = None) -> JobReported:
+        data, _ = self.mutate(
+            "observeJob",
+            {"jobId": job_id, "status": status, "note": note},
+            "JobPayload",
+            f"replay job {{ {_JOB_FIELDS} }} releasedReservations {{ {_RESERVATION_FIELDS} }}",
+        )
+        return _job_reported(data)
+
+    @_readable
+    def finish_job(self, job_id: str, *, exit_status: int, note: str | None = None) -> JobReported:
+        data, _ = self.mutate(
+            "finishJob",
+            {"jobId": job_id, "exitStatus": exit_status, "note": note},
+            "JobPayload",
+            f"replay job {{ {_JOB_FIELDS} }} releasedReservations {{ {_RESERVATION_FIELDS} }}",
+        )
+        return _job_reported(data)
+
+    @_readable
+    def job(self, job_id: str) -> Job | None:
+        data, _ = self.execute(
+            f"query Job($id: ID!) {{ job(id: $id) {{ {_JOB_FIELDS} }} }}", {"id": job_id}
+        )
+        return Job.of(data["job"]) if data.get("job") else None
+
+    @_readable
+    def record_evidence(self, input: dict[str, Any]) -> EvidenceRecorded:
+        """`input` is RecordEvidenceInput as the schema spells it."""
+        data, _ = self.mutate(
+            "recordEvidence", input, "EvidencePayload", f"evidence {{ {_EVIDENCE_FIELDS} }}"
+        )
+        evidence = data["evidence"]
+        return EvidenceRecorded(
+            id=str(evidence["id"]),
+            passed=bool(evidence["passed"]),
+            not_passed_because=[str(r) for r in evidence["notPassedBecause"]],
+            revision=evidence.get("revision"),
+            job_id=evidence.get("jobId"),
+            raw=data,
+        )
+
+    @_readable
+    def resource_ids(self, project_id: str) -> dict[str, str]:
+        """The resources the project can reserve: key -> id."""
+        data, _ = self.execute(
+            "query Resources($p: ID!) { resources(projectId: $p) { resource { id key } } }",
+            {"p": project_id},
+        )
+        return {
+            str(item["resource"]["key"]): str(item["resource"]["id"])
+            for item in data["resources"]
+        }
+
+    @_readable
+    def acquire_resources(
+        self,
+        attempt_id: str,
+        generation: int,
+        *,
+        requests: Sequence[tuple[str, int]],
+        job_id: str | None = None,
+        idempotency_key: str,
+    ) -> ReservationsReported:
+        data, _ = self.mutate(
+            "acquireResources",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "requests": [{"resourceId": r, "units": units} for r, units in requests],
+                "jobId": job_id,
+                "idempotencyKey": idempotency_key,
+            },
+            "ReservationsPayload",
+            f"replay reservations {{ {_RESERVATION_FIELDS} }}",
+        )
+        return ReservationsReported(
+            [Reservation.of(r) for r in data["reservations"]], bool(data["replay"]), data
+        )
+
+    @_readable
+    def release_resources(
+        self, attempt_id: str, generation: int, *, reservation_ids: Sequence[str], reason: str
+    ) -> ReservationsReported:
+        data, _ = self.mutate(
+            "releaseResources",
+            {
+                "attemptId": attempt_id,
+                "generation": generation,
+                "reservationIds": list(reservation_ids),
+                "reason": reason,
+            },
+            "ReservationsPayload",
+            f"replay reservations {{ {_RESERVATION_FIELDS} }}",
+        )
+        return ReservationsReported(
+            [Reservation.of(r) for r in data["reservations"]], bool(data["replay"]), data
+        )
+
     # --- queries -------------------------------------------------------------------
 
     @_readable
@@ -689,6 +881,77 @@ class HubApi:
         return [Task.of(t) for t in data["candidates"]]
 
     @_readable
+    def all_tasks(
+        self, project_id: str, *, kinds: Sequence[str] = (), states: Sequence[str] = ()
+    ) -> list[Task]:
+        """A project's tasks of these kinds and states, in creation order (every page)."""
+        found: list[Task] = []
+        after: str | None = None
+        while True:
+            data, _ = self.execute(
+                "query Tasks($p: ID!, $kinds: [TaskKind!], $states: [TaskState!],"
+                " $after: String) { tasks(projectId: $p, kinds: $kinds, states: $states,"
+                f" first: 100, after: $after) {{ edges {{ node {{ {_TASK_FIELDS} }} }}"
+                " pageInfo { hasNextPage endCursor } } }",
+                {
+                    "p": project_id,
+                    "kinds": list(kinds) or None,
+                    "states": list(states) or None,
+                    "after": after,
+                },
+            )
+            page = data["tasks"]
+            found += [Task.of(edge["node"]) for edge in page["edges"]]
+            if not page["pageInfo"]["hasNextPage"]:
+                return found
+            after = page["pageInfo"]["endCursor"]
+
+    @_readable
+    def repositories(
+        self, project_id: str, remote_urls: Sequence[str] = ()
+    ) -> tuple[list[Repository], list[list[Repository]]]:
+        """The project's repositories, and for each of `remote_urls` the one it binds
+        (matched by the server, which normalises every spelling of a remote)."""
+        names = [f"$u{i}: String" for i in range(len(remote_urls))]
+        matches = " ".join(
+            f"m{i}: repositories(remoteUrl: $u{i}) {{ {_REPOSITORY_FIELDS} }}"
+            for i in range(len(remote_urls))
+        )
+        declared = "".join(f", {name}" for name in names)
+        data, _ = self.execute(
+            f"query Repositories($p: ID!{declared}) {{ project(id: $p) {{"
+            f" repositories {{ {_REPOSITORY_FIELDS} }} {matches} }} }}",
+            {"p": project_id, **{f"u{i}": url for i, url in enumerate(remote_urls)}},
+        )
+        project = data.get("project")
+        if project is None:
+            return [], [[] for _ in remote_urls]
+        return (
+            [Repository.of(r) for r in project["repositories"]],
+            [[Repository.of(r) for r in project[f"m{i}"]] for i in range(len(remote_urls))],
+        )
+
+    @_readable
+    def findings(self, submission_ids: Sequence[str]) -> list[Finding]:
+        """Every finding raised on these submissions, in the order given."""
+        if not submission_ids:
+            return []
+        declared = ", ".join(f"$s{i}: ID!" for i in range(len(submission_ids)))
+        selected = " ".join(
+            f"s{i}: submission(id: $s{i}) {{ findings {{ {_FINDING_FIELDS} }} }}"
+            for i in range(len(submission_ids))
+        )
+        data, _ = self.execute(
+            f"query Findings({declared}) {{ {selected} }}",
+            {f"s{i}": sid for i, sid in enumerate(submission_ids)},
+        )
+        return [
+            Finding.of(f)
+            for i in range(len(submission_ids))
+            for f in (data.get(f"s{i}") or {}).get("findings", [])
+        ]
+
+    @_readable
     def resolve_project(self, alias: str) -> str:
         """The id of the one project an id, alias or remote URL names; never a guess."""
         data, _ = self.execute(
@@ -702,6 +965,15 @@ class HubApi:
         if result.get("__typename") != "Project":
             raise _problem(result)
         return str(result["id"])
+
+
+def _job_reported(data: dict[str, Any]) -> JobReported:
+    return JobReported(
+        job=Job.of(data["job"]),
+        replay=bool(data.get("replay")),
+        released_reservations=[Reservation.of(r) for r in data["releasedReservations"]],
+        raw=data,
+    )
 
 
 def _integration_reported(data: dict[str, Any]) -> IntegrationReported:

@@ -1,4 +1,4 @@
-"""The conservative local deadline (decisions §2 and §7).
+"""The conservative local deadline (docs/agent-cli.md, "Expiry and recovery").
 
 The lease's `expiresAt` is coordinator time, and this workstation's clock is not
 synchronised with the coordinator, so the client never compares `expiresAt` with its

@@ -11,10 +11,15 @@
     │                             may have applied the request (timeout, reset, 5xx)
     ├── LocalRefusal              the client refused without asking the server
     │   ├── DeadlinePassed        past the conservative local deadline: reconcile first
-    │   └── AttemptNotActive      the attempt in the state file has ended or lost the task
+    │   ├── AttemptNotActive      the attempt in the state file has ended or lost the task
+    │   ├── AttemptExpired        a claim refused: the state file's attempt expired and
+    │   │                         still holds its task (`hub agent recover TASK`)
+    │   └── CheckoutRefused       the checkout cannot be used as it is (dirty, detached);
+    │                             the client never stashes or resets it
     ├── StateError                the local state file is missing, unreadable or in the way
     │   └── PendingOperationConflict  a different request of the same kind is unresolved
     └── UsageError                the arguments cannot work (e.g. a server URL without http)
+        └── GitFailed             git could not answer (not a checkout, a remote unreachable)
 
 The command line maps them to exit codes: problems and refusals 1, state and usage
 errors 2, transport failures 3 (see `hub.cli.agent`); `NothingToClaim` is reported as
@@ -96,6 +101,14 @@ class AttemptNotActive(LocalRefusal):
     code = "ATTEMPT_NOT_ACTIVE"
 
 
+class AttemptExpired(LocalRefusal):
+    code = "ATTEMPT_EXPIRED"
+
+
+class CheckoutRefused(LocalRefusal):
+    code = "CHECKOUT_REFUSED"
+
+
 class StateError(ClientError):
     code = "LOCAL_STATE"
 
@@ -106,3 +119,7 @@ class PendingOperationConflict(StateError):
 
 class UsageError(ClientError):
     code = "USAGE"
+
+
+class GitFailed(UsageError):
+    code = "GIT"

@@ -50,6 +50,10 @@ class Task:
     criteria_revision: int
     current_attempt_id: str | None
     subject_submission_id: str | None  # REVIEW and INTEGRATION tasks: what they are for
+    # What the work is: the outcome wanted and the criteria (of `criteria_revision`).
+    outcome: str = ""
+    acceptance_criteria: tuple[str, ...] = ()
+    priority: int = 0
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Task:
@@ -64,6 +68,9 @@ class Task:
             criteria_revision=int(data["criteriaRevision"]),
             current_attempt_id=data.get("currentAttemptId"),
             subject_submission_id=data.get("subjectSubmissionId"),
+            outcome=str(data.get("outcome") or ""),
+            acceptance_criteria=tuple(str(c) for c in data.get("acceptanceCriteria") or ()),
+            priority=int(data.get("priority") or 0),
         )
 
 
@@ -83,6 +90,9 @@ class Attempt:
     heartbeat_seconds: int
     criteria_revision: int
     disposition: str | None
+    # Read-time judgement: the task's live, current attempt, which may change things now.
+    # Absent (None) from answers that do not select it.
+    holds_authority: bool | None = None
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Attempt:
@@ -101,6 +111,9 @@ class Attempt:
             heartbeat_seconds=int(data["heartbeatSeconds"]),
             criteria_revision=int(data["criteriaRevision"]),
             disposition=data.get("disposition"),
+            holds_authority=(
+                None if data.get("holdsAuthority") is None else bool(data["holdsAuthority"])
+            ),
         )
 
 
@@ -384,6 +397,27 @@ class Validation:
 
 
 @dataclass(frozen=True)
+class IntegrationReport:
+    outcome: str
+    base_revision: str | None
+    result_revision: str | None
+    verified_how: str
+    note: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> IntegrationReport:
+        return cls(
+            outcome=str(data["outcome"]),
+            base_revision=data.get("baseRevision"),
+            result_revision=data.get("resultRevision"),
+            verified_how=str(data["verifiedHow"]),
+            note=str(data["note"]),
+            created_at=time_of(data["createdAt"]),
+        )
+
+
+@dataclass(frozen=True)
 class Integration:
     id: str
     project_id: str
@@ -399,6 +433,7 @@ class Integration:
     state: str
     reservation_held: bool
     validations: list[Validation]
+    reports: list[IntegrationReport]
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Integration:
@@ -417,6 +452,7 @@ class Integration:
             state=str(data["state"]),
             reservation_held=bool(data["reservationHeld"]),
             validations=[Validation.of(v) for v in data["validations"]],
+            reports=[IntegrationReport.of(r) for r in data.get("reports") or ()],
         )
 
 
@@ -426,6 +462,8 @@ class IntegrationClaimed(AttemptResult):
     holding the target's exclusive reservation."""
 
     integration: Integration
+    # Taken over from an earlier attempt that left it unfinished: read its reports first.
+    inherited: bool = False
 
     @classmethod
     def of(cls, data: dict[str, Any], sent: Sent) -> IntegrationClaimed:
@@ -439,6 +477,7 @@ class IntegrationClaimed(AttemptResult):
             sent=sent,
             raw=data,
             integration=Integration.of(data["integration"]),
+            inherited=bool(data.get("inherited")),
         )
 
 
@@ -449,4 +488,231 @@ class IntegrationReported:
     integration: Integration
     validation: Validation | None
     server_time: datetime
+    raw: dict[str, Any]
+
+
+# --- repositories, worktrees, recovery ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Repository:
+    id: str
+    project_id: str
+    remote_url: str
+    binding: str
+    default_branch: str
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Repository:
+        return cls(
+            id=str(data["id"]),
+            project_id=str(data["projectId"]),
+            remote_url=str(data["remoteUrl"]),
+            binding=str(data["binding"]),
+            default_branch=str(data["defaultBranch"]),
+        )
+
+
+@dataclass(frozen=True)
+class Worktree:
+    id: str
+    task_id: str
+    attempt_id: str
+    repository_id: str
+    worktree_id: str  # the checkout's identity
+    path: str
+    branch: str
+    base_revision: str
+    workstation: str
+    released_at: datetime | None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Worktree:
+        return cls(
+            id=str(data["id"]),
+            task_id=str(data["taskId"]),
+            attempt_id=str(data["attemptId"]),
+            repository_id=str(data["repositoryId"]),
+            worktree_id=str(data["worktreeId"]),
+            path=str(data["path"]),
+            branch=str(data["branch"]),
+            base_revision=str(data["baseRevision"]),
+            workstation=str(data["workstation"]),
+            released_at=optional_time_of(data.get("releasedAt")),
+        )
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    id: str
+    attempt_id: str
+    summary: str
+    revision: str | None
+    branch: str | None
+    published: bool
+    created_at: datetime
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Checkpoint:
+        return cls(
+            id=str(data["id"]),
+            attempt_id=str(data["attemptId"]),
+            summary=str(data["summary"]),
+            revision=data.get("revision"),
+            branch=data.get("branch"),
+            published=bool(data["published"]),
+            created_at=time_of(data["createdAt"]),
+        )
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    job_id: str  # the client's own id
+    task_id: str
+    attempt_id: str
+    operation: str
+    invocation: str
+    status: str
+    exit_status: int | None
+    freshness: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    registered_at: datetime
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Job:
+        return cls(
+            id=str(data["id"]),
+            job_id=str(data["jobId"]),
+            task_id=str(data["taskId"]),
+            attempt_id=str(data["attemptId"]),
+            operation=str(data["operation"]),
+            invocation=str(data["invocation"]),
+            status=str(data["status"]),
+            exit_status=None if data.get("exitStatus") is None else int(data["exitStatus"]),
+            freshness=str(data["freshness"]),
+            started_at=optional_time_of(data.get("startedAt")),
+            finished_at=optional_time_of(data.get("finishedAt")),
+            registered_at=time_of(data["registeredAt"]),
+        )
+
+
+@dataclass(frozen=True)
+class Reservation:
+    id: str
+    resource_id: str
+    resource_key: str
+    attempt_id: str
+    job_id: str | None
+    units: int
+    state: str  # RESERVED, HELD (a recovery hold), LAPSED, RELEASED
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Reservation:
+        return cls(
+            id=str(data["id"]),
+            resource_id=str(data["resourceId"]),
+            resource_key=str(data["resourceKey"]),
+            attempt_id=str(data["attemptId"]),
+            job_id=data.get("jobId"),
+            units=int(data["units"]),
+            state=str(data["state"]),
+        )
+
+
+@dataclass(frozen=True)
+class RecoveryPacket:
+    """What the task's earlier attempts left: read it before choosing a disposition."""
+
+    task: Task
+    attempts: list[Attempt]
+    checkpoints: list[Checkpoint]
+    submissions: list[Submission]
+    worktrees: list[Worktree]
+    published_revisions: list[str]
+    notes: list[str]
+    jobs: list[Job]
+    holds: list[Reservation]
+    integrations: list[Integration]
+    raw: dict[str, Any]
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> RecoveryPacket:
+        return cls(
+            task=Task.of(data["task"]),
+            attempts=[Attempt.of(a) for a in data["attempts"]],
+            checkpoints=[Checkpoint.of(c) for c in data["checkpoints"]],
+            submissions=[Submission.of(s) for s in data["submissions"]],
+            worktrees=[Worktree.of(w) for w in data["worktrees"]],
+            published_revisions=[str(r) for r in data["publishedRevisions"]],
+            notes=[str(n["body"]) for n in data["notes"]],
+            jobs=[Job.of(j) for j in data["jobs"]],
+            holds=[Reservation.of(r) for r in data["holds"]],
+            integrations=[Integration.of(i) for i in data["integrations"]],
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class RecoveryClaimed(AttemptResult):
+    """claimRecovery's answer: a claim of the task, and its recovery packet."""
+
+    packet: RecoveryPacket
+
+    @classmethod
+    def of(cls, data: dict[str, Any], sent: Sent) -> RecoveryClaimed:
+        claimed = AttemptResult.of(data, sent)
+        return cls(
+            task=claimed.task,
+            attempt=claimed.attempt,
+            lease=claimed.lease,
+            replay=claimed.replay,
+            server_time=claimed.server_time,
+            sent=sent,
+            raw=data,
+            packet=RecoveryPacket.of(data["recoveryPacket"]),
+        )
+
+
+@dataclass(frozen=True)
+class TaskBrief:
+    """What an agent needs to do a task it holds: the task's content (outcome and
+    acceptance criteria of a revision), the repository and branch where known, the
+    findings still open from earlier reviews, and, for a review or integration task,
+    the submission it is for."""
+
+    task: Task
+    repository: Repository | None
+    branch: str | None  # the work branch (its worktree's, or its last checkpoint's)
+    open_findings: list[Finding]
+    subject: SubmissionReview | None
+    worktree: Worktree | None = None  # the task's registered worktree, if it has one
+
+
+# --- jobs, evidence, reservations -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobReported:
+    job: Job
+    replay: bool
+    released_reservations: list[Reservation]
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EvidenceRecorded:
+    id: str
+    passed: bool
+    not_passed_because: list[str]
+    revision: str | None
+    job_id: str | None
+    raw: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReservationsReported:
+    reservations: list[Reservation]
+    replay: bool
     raw: dict[str, Any]

@@ -1,5 +1,10 @@
 """The agent's local state file: its session, its current attempt, and pending operations.
 
+The current attempt's record keeps, beside its lease as last reported, what the client
+alone knows about it: what its task is for, the worktree registered for it, the jobs
+it registered, the reservations it holds and the evidence it recorded
+(docs/agent-cli.md).
+
 The file holds a session token, so it is created with mode 0600 and only ever replaced
 whole (a temporary file in the same directory, then an atomic rename): a crash mid-write
 leaves the previous state, never half of one. Every change goes through
@@ -75,13 +80,46 @@ class AttemptRecord:
     server_time: datetime
     sent_at: datetime
     local_deadline: datetime
-    # What the attempt's task is for, kept from the claim's answer: a review or an
-    # integration acts on its subject submission; an integration on its integration and
-    # target branch. Absent from files written before review and integration commands.
+    # The server's read-time judgement in its last answer: the lease has ended, and
+    # whether the attempt may make changes now (None: not reported).
+    lease_expired: bool = False
+    holds_authority: bool | None = None
+    disposition: str | None = None  # a recovery attempt's, once recorded
+    # Kept by the client across answers about the same attempt (`CARRIED`); absent from
+    # files written by earlier versions, hence the defaults.
+    # What the attempt's task is for: a review or an integration acts on its subject
+    # submission; an integration on its integration and target branch.
     task_kind: str | None = None
     subject_submission_id: str | None = None
     integration_id: str | None = None
     target_branch: str | None = None
+    # The worktree registered for it (`hub agent worktree register`).
+    repository_id: str | None = None
+    worktree_id: str | None = None
+    worktree_path: str | None = None
+    worktree_branch: str | None = None
+    # Jobs registered under it (server ids, oldest first), resources it reserved and has
+    # not released, and the evidence it recorded (evidence id -> the revision it is of).
+    job_ids: list[str] = field(default_factory=list)
+    reservation_ids: list[str] = field(default_factory=list)
+    evidence: dict[str, str] = field(default_factory=dict)
+
+
+# The fields of an attempt's record that only the client knows: a new answer about the
+# same attempt keeps them.
+CARRIED = (
+    "task_kind",
+    "subject_submission_id",
+    "integration_id",
+    "target_branch",
+    "repository_id",
+    "worktree_id",
+    "worktree_path",
+    "worktree_branch",
+    "job_ids",
+    "reservation_ids",
+    "evidence",
+)
 
 
 @dataclass

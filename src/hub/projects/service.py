@@ -286,11 +286,19 @@ def add_repository(
     return _repository_view(uow, row)
 
 
-def list_repositories(uow: UnitOfWork, project_id: str) -> list[RepositoryView]:
+def list_repositories(
+    uow: UnitOfWork, project_id: str, *, remote_url: str | None = None
+) -> list[RepositoryView]:
+    """The project's repositories; with `remote_url`, only the one that remote binds (a
+    checkout's remote, however it is spelled), or none if it is not a remote URL."""
     require_project(uow, project_id)
-    rows = uow.session.scalars(
-        select(Repository).where(Repository.project_id == project_id).order_by(Repository.id)
-    ).all()
+    query = select(Repository).where(Repository.project_id == project_id)
+    if remote_url is not None:
+        binding = _remote_binding(remote_url.strip())
+        if binding is None:
+            return []
+        query = query.where(Repository.binding == binding)
+    rows = uow.session.scalars(query.order_by(Repository.id)).all()
     return [_repository_view(uow, row) for row in rows]
 
 

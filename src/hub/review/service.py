@@ -197,9 +197,10 @@ def record_human_review(uow: UnitOfWork, actor: Actor, decision: ReviewDecision)
     policy = projects.get_policy(uow, subject.project_id, subject.policy_revision)
     team = work.contributors(uow, subject.task_id)
     if actor.principal_id in team.principal_ids and not policy.human_may_approve_own_agent:
+        verb = "approve" if decision.decision == "APPROVE" else "reject"
         raise NotIndependent(
             f"{actor.principal_name} contributed to this candidate and the policy does not let "
-            "contributors approve their own work"
+            f"contributors {verb} their own work"
         )
     earlier = uow.session.scalar(
         select(Review.id).where(

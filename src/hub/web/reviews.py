@@ -83,6 +83,13 @@ class SubmissionPage:
     def obsolete(self) -> bool:
         return self.current is None or self.current.id != self.submission.id
 
+    @property
+    def integration(self) -> integration.IntegrationView | None:
+        """This submission's latest integration: an approved submission's verdict says
+        how far it has gone since (published, validated), not only that it was approved."""
+        made = [i for i in self.integrations if i.submission_id == self.submission.id]
+        return made[-1] if made else None
+
     def name(self, principal_id: str | None) -> str:
         if principal_id is None:
             return "—"
