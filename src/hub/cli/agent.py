@@ -323,7 +323,13 @@ def heartbeat(
 @app.command()
 def checkpoint(
     summary: Annotated[str, typer.Option(help="What is done and what is next.")],
-    revision: Annotated[str | None, typer.Option(help="The commit it refers to.")] = None,
+    revision: Annotated[
+        str | None,
+        typer.Option(
+            help="The commit it refers to (with --published, default: the registered "
+            "worktree's HEAD)."
+        ),
+    ] = None,
     branch: Annotated[str | None, typer.Option(help="The branch it is on.")] = None,
     published: Annotated[
         bool, typer.Option(help="The revision is pushed to the shared remote.")

@@ -274,6 +274,14 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
         state = self.state_file.read()
         server, session = require_session(state)
         attempt = require_attempt(state)
+        pending = state.pending.get("recordCheckpoint")
+        if revision is None and pending is not None:
+            revision = pending.arguments.get("revision")
+        if revision is None and published and attempt.worktree_path is not None:
+            # A published checkpoint names the commit pushed: the registered worktree's
+            # HEAD (uncommitted changes are in no revision, so they are refused).
+            revision = _committed_head(Path(attempt.worktree_path))
+            branch = branch or attempt.worktree_branch
         arguments = {
             "attemptId": attempt.id,
             "generation": attempt.generation,
