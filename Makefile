@@ -2,13 +2,23 @@
 # and `make test` (install the runtime and the dev tools, then the whole suite: pytest on
 # SQLite and PostgreSQL, ruff, mypy --strict, import-linter). Only Python 3.11+ and make
 # are needed. `make run PORT=8100` serves on another port (HOST likewise).
+#
+# `make check` is the fast tier for developers, under two minutes: ruff, mypy --strict,
+# import-linter, then on SQLite only the tests that start no server and the scenario
+# modules (docs/scenarios.md). The markers it selects by are set in tests/conftest.py.
+# `make test` (what CI runs, through .ci/run) stays the whole suite.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-dev run test lint schema clean
+# The fast tier's selection (markers set in tests/conftest.py). The modules it would
+# deselect whole are not even collected: the fuzzer builds its cases at import.
+CHECK_MARKERS := not postgresql and not browser and not slow and (scenario or not server)
+CHECK_SKIP := --ignore=tests/api/test_fuzz.py --ignore=tests/browser
+
+.PHONY: install install-dev run test check lint schema clean
 
 # The runtime only: what `make run` needs to serve (no test tooling).
 install: $(VENV)/.installed
@@ -36,6 +46,9 @@ run: install
 test: install-dev
 	$(BIN)/pytest $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory lint
+
+check: lint
+	$(BIN)/pytest -q -m "$(CHECK_MARKERS)" $(CHECK_SKIP) $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check src tests bench

@@ -10,7 +10,7 @@ In the same run, on the same database (its own `floor_*` tables), the same numbe
 threads runs the *floor*: the minimal claim transaction written directly against the
 driver (sqlite3 or psycopg, no SQLAlchemy, no HTTP, no GraphQL). Two floors are timed:
 
-- `floor`: claim transactions only (what the spec calls the floor; `ratio` uses it);
+- `floor`: claim transactions only (the floor of docs/benchmarks.md; `ratio` uses it);
 - `floor_cycle`: the same four write transactions per claim as the service's cycle
   (claim, renew, acceptance, submit), each minimal: the like-for-like comparison.
 

@@ -4,6 +4,18 @@ Every storage-touching test runs on SQLite and on PostgreSQL (the `backend` para
 PostgreSQL: `HUB_TEST_DATABASE_URL` makes it mandatory (CI sets it); without it a run
 tries 127.0.0.1:5432 and skips the PostgreSQL half, saying so, if nothing answers.
 Each PostgreSQL test gets its own schema; each SQLite test its own file.
+
+Tiers. Every test is marked at collection (`pytest_collection_modifyitems`) with what it
+needs, so that `make check` runs a fast tier (`CHECK_MARKERS` in the Makefile) and
+`make test` everything:
+- `server`: starts a real HTTP server: the `server` fixture (which `make_principal`,
+  `operator`, `agent`, `start_session`, the dashboard and browser fixtures build on), or
+  by hand where a test serves its own runtime;
+- `postgresql`: the PostgreSQL half of a `backend`-parametrised test;
+- `scenario`: a module of `SCENARIO_MODULES`, the end-to-end proofs of the scenarios in
+  docs/scenarios.md; `make check` runs them on SQLite although they start a server;
+- `browser` and `slow` are set by hand where a test drives Chromium or takes more than a
+  few seconds (building a wheel or an image, the README tour).
 """
 
 from __future__ import annotations
@@ -66,6 +78,28 @@ def pytest_report_header() -> str:
     return f"hub: PostgreSQL half {state}, {PG_URL} {reach}"
 
 
+# The first module named for each of scenarios 1-21 in docs/scenarios.md.
+SCENARIO_MODULES = (
+    "tests/work/test_ownership.py",
+    "tests/work/test_retries.py",
+    "tests/review/test_workflow.py",
+    "tests/work/test_criteria_and_dependencies.py",
+    "tests/jobs/test_jobs.py",
+    "tests/resources/test_reservations.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.server)
+        if item.nodeid.split("::", 1)[0] in SCENARIO_MODULES:
+            item.add_marker(pytest.mark.scenario)
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("backend") == "postgresql":
+            item.add_marker(pytest.mark.postgresql)
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def backend(request: pytest.FixtureRequest) -> str:
     if request.param == "postgresql":
@@ -103,30 +137,41 @@ def make_database(backend: str, tmp_path: Path) -> Iterator[TestDatabase]:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
+class MigratedTemplates:
+    """One migrated database per backend, made the first time a test asks for it, so a
+    run that selects no PostgreSQL test (`make check`) never touches PostgreSQL."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._tmp_path_factory = tmp_path_factory
+        self._made: dict[str, TestDatabase] = {}
+        self._generators: list[Iterator[TestDatabase]] = []
+
+    def __getitem__(self, backend: str) -> TestDatabase:
+        if backend not in self._made:
+            generator = make_database(backend, self._tmp_path_factory.mktemp(f"template-{backend}"))
+            self._made[backend] = next(generator)
+            self._generators.append(generator)
+            migrations.upgrade_to_head(self._made[backend].database)
+        return self._made[backend]
+
+    def close(self) -> None:
+        for generator in self._generators:
+            for _ in generator:
+                pass
+
+
 @pytest.fixture(scope="session")
-def migrated_templates(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[dict[str, TestDatabase]]:
+def migrated_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MigratedTemplates]:
     """Databases migrated once per run: tests copy (SQLite) or truncate (PostgreSQL) them,
     which is much faster than migrating for every test."""
-    made: dict[str, TestDatabase] = {}
-    generators = []
-    for backend in ("sqlite", "postgresql"):
-        if backend == "postgresql" and not postgres_reachable():
-            continue
-        generator = make_database(backend, tmp_path_factory.mktemp(f"template-{backend}"))
-        made[backend] = next(generator)
-        generators.append(generator)
-        migrations.upgrade_to_head(made[backend].database)
-    yield made
-    for generator in generators:
-        for _ in generator:
-            pass
+    templates = MigratedTemplates(tmp_path_factory)
+    yield templates
+    templates.close()
 
 
 @pytest.fixture
 def test_database(
-    backend: str, tmp_path: Path, migrated_templates: dict[str, TestDatabase]
+    backend: str, tmp_path: Path, migrated_templates: MigratedTemplates
 ) -> Iterator[TestDatabase]:
     """A migrated, empty database for one test."""
     template = migrated_templates[backend]

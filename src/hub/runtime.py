@@ -71,7 +71,8 @@ class Runtime:
         self.event_signal = EventSignal()
         self._background: list[Callable[[Runtime], AbstractAsyncContextManager[None]]] = []
         if self.database.is_postgresql:
-            # Other server processes commit too: hear them through LISTEN (decisions §11).
+            # Other server processes commit too: hear them through LISTEN (docs/design.md,
+            # "Scale").
             self.add_background(lambda rt: listen_for_events(rt.database.url, rt.event_signal))
 
     def add_background(

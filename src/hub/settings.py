@@ -43,7 +43,8 @@ class Settings(BaseSettings):
     var_dir: Path = Path("var")
     secret_key: SecretStr | None = None
 
-    # Defaults from decisions.md §2; projects may override lease and heartbeat.
+    # The defaults of docs/design.md ("Defaults"); projects may override lease, heartbeat
+    # and the watch window in their policy.
     lease_seconds: int = Field(
         default=600, ge=LEASE_SECONDS_RANGE[0], le=LEASE_SECONDS_RANGE[1]
     )
@@ -56,7 +57,7 @@ class Settings(BaseSettings):
     stale_progress_seconds: int = Field(default=900, ge=60, le=7 * 24 * 3600)
     review_wait_warning_seconds: int = Field(default=86400, ge=60, le=365 * 24 * 3600)
 
-    # decisions.md §3: full receipts 24 h, tombstones 30 days.
+    # Full receipts 24 h, then tombstones 30 days (docs/design.md, "Idempotency").
     receipt_retention_seconds: int = Field(default=86400, ge=60)
     tombstone_retention_seconds: int = Field(default=30 * 86400, ge=3600)
     prune_interval_seconds: int = Field(default=3600, ge=10)

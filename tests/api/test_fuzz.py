@@ -56,6 +56,9 @@ from hub.storage.unit_of_work import UnitOfWork
 from tests.conftest import make_database, require_postgres
 from tests.support.server import serve
 
+# Every document goes to a real server (the module's `targets`, not the `server` fixture).
+pytestmark = pytest.mark.server
+
 MAX_EXAMPLES = int(os.environ.get("HUB_FUZZ_EXAMPLES", "25"))
 # Invalid documents never reach a service (the schema refuses them), so what they test is
 # the same for every field: fewer of them are enough.

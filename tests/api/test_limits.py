@@ -1,7 +1,8 @@
 """The GraphQL endpoint's edges, against a real server: query limits, malformed requests,
 authentication failures and unexpected exceptions.
 
-The contract: an oversized query is rejected before execution with a message; what is not
+The rule (docs/design.md, "The API's conventions"): an oversized query is rejected before
+execution with a message; what is not
 a GraphQL request is a 4xx with a message, never a 500; authentication failures are
 GraphQL errors with `extensions.code = "UNAUTHENTICATED"`; an unexpected exception is
 masked (no stack trace, no SQL) and logged for the operator.
@@ -262,6 +263,7 @@ def test_graphiql_is_served_in_development(http: httpx.Client) -> None:
     assert "graphiql" in response.text.lower()
 
 
+@pytest.mark.server  # serves its own runtime, without the `server` fixture
 def test_graphiql_is_not_served_in_production(
     settings: Settings, database: Database, clock: ManualClock
 ) -> None:

@@ -1,4 +1,5 @@
-"""Scenario 11 in a real browser: a person approves the submission an agent cannot.
+"""Scenario 11 (docs/scenarios.md) in a real browser: a person approves the submission
+an agent cannot.
 
 Policy `AGENT_AND_HUMAN`; an independent agent has approved; the task waits for a
 human with that reason until the operator signs in, finds it in the review queue, and

@@ -21,7 +21,7 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from hub.cli import agent as agent_cli_module
+from hub.cli.agent import options as agent_cli_module
 from hub.cli.main import app
 from tests.conftest import Principal
 from tests.support.git import Remote, commit, make_remote
@@ -169,12 +169,17 @@ class LoseResponses(httpx.BaseTransport):
             raise httpx.ReadTimeout("simulated: the answer was lost", request=request)
         return response
 
+    def inputs(self, operation: str) -> list[dict[str, Any]]:
+        return [b["variables"]["input"] for b in self.sent if f"{operation}(input:" in b["query"]]
+
     def keys(self, operation: str) -> list[str]:
-        return [
-            b["variables"]["input"]["idempotencyKey"]
-            for b in self.sent
-            if f"{operation}(input:" in b["query"]
-        ]
+        return [sent["idempotencyKey"] for sent in self.inputs(operation)]
+
+    def pending_is_sent(self, stored: dict[str, Any], operation: str) -> bool:
+        """The state file's pending record is the request last sent: its input, its key."""
+        pending = stored["pending"][operation]
+        sent: dict[str, Any] = self.inputs(operation)[-1]
+        return {**pending["arguments"], "idempotencyKey": pending["key"]} == sent
 
     def close(self) -> None:
         """Each command's client closes its transport; this one outlives commands."""

@@ -1,4 +1,4 @@
-"""The conservative local deadline, with fixed numbers (decisions §2)."""
+"""The conservative local deadline, with fixed numbers (docs/design.md, "Offline work")."""
 
 from __future__ import annotations
 

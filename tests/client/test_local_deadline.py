@@ -1,4 +1,5 @@
-"""Past the conservative local deadline the client refuses on its own (decisions §7).
+"""Past the conservative local deadline the client refuses on its own (docs/design.md,
+"Offline work").
 
 The workstation's clock is moved by injecting a clock into the CLI; the coordinator's
 by the server's ManualClock. Nobody sleeps.

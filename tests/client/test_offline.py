@@ -1,4 +1,5 @@
-"""The client's half of the retry contract, against a scripted server (httpx.MockTransport).
+"""The client's half of the retry rules (docs/design.md, "Idempotency"), against a scripted
+server (httpx.MockTransport).
 
 These need no database: they pin down what the client records and sends when answers
 are lost. The same behaviour against the real server is in test_retries.py.
@@ -15,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from hub.cli import agent as agent_cli_module
+from hub.cli.agent import options as agent_cli_module
 from tests.client.conftest import AgentCli
 
 SERVER = "http://hub.test"

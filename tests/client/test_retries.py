@@ -121,9 +121,11 @@ def test_a_lost_submission_is_acknowledged_once(
 ) -> None:
     agent_cli.json("claim", general_task, "--project", project)
     agent_cli.json("accept", "--evidence", "checked")
-    lose("submitAttempt")
+    network = lose("submitAttempt")
 
     agent_cli.json("submit", "--result", "done", exit_code=3)
+    # What the state file keeps for the rerun is what was sent, written once.
+    assert network.pending_is_sent(agent_cli.stored(), "submitAttempt")
     changed = agent_cli.json("submit", "--result", "done, differently", exit_code=2)
     assert changed["error"]["code"] == "PENDING_OPERATION"
 

@@ -1,4 +1,5 @@
-"""Token administration is a CLI command (api-contract: identity): `hub principal …` and
+"""Token administration is a CLI command, not an API operation (docs/design.md,
+"Principals, credentials and sessions"): `hub principal …` and
 `hub token …` work against the configured database, and what they issue works on the API."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Agent sessions (decisions §1): two sessions opened with one workstation credential
+"""Agent sessions (docs/design.md, "Principals, credentials and sessions"; scenario 5 of
+docs/scenarios.md): two sessions opened with one workstation credential
 cannot act as one another, and ending a session stops its token at once."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""API tokens (decisions §1): random, shown once, stored only as a hash, revocable at once,
-and carrying a prefix that says what they are."""
+"""API tokens (docs/design.md, "Principals, credentials and sessions"): random, shown
+once, stored only as a hash, revocable at once, and carrying a prefix that says what
+they are."""
 
 from __future__ import annotations
 

@@ -36,6 +36,17 @@ def test_make_test_adds_the_dev_extra(tmp_path: Path) -> None:
     assert any('-e ".[dev]"' in line for line in installs), installs
 
 
+def test_make_check_is_lint_then_the_fast_tier_on_sqlite(tmp_path: Path) -> None:
+    commands = planned("check", tmp_path=tmp_path)
+    assert any('-e ".[dev]"' in line for line in commands), commands
+    tools = [line.split()[0].rsplit("/", 1)[-1] for line in commands if "/bin/" in line]
+    tools = [tool for tool in tools if tool in ("ruff", "mypy", "lint-imports", "pytest")]
+    assert tools == ["ruff", "mypy", "lint-imports", "pytest"], commands
+    pytest = next(line for line in commands if "/bin/pytest" in line)
+    for marker in ("not postgresql", "not browser", "not slow", "not server", "scenario"):
+        assert marker in pytest, pytest
+
+
 def test_make_run_prints_and_serves_the_same_port(tmp_path: Path) -> None:
     commands = planned("run", "PORT=8100", tmp_path=tmp_path)
     demo = next(line for line in commands if "/hub demo" in line)

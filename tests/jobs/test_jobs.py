@@ -1,5 +1,5 @@
-"""Scenarios 17, 18 and 21: unobserved is not stopped, wrappers cannot lie a pass into
-being, and a reporter token does exactly what its window allows."""
+"""Scenarios 17, 18 and 21 (docs/scenarios.md): unobserved is not stopped, wrappers
+cannot lie a pass into being, and a reporter token does exactly what its window allows."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_stale_progress_is_a_warning_that_changes_nothing(
     jobs.observe(a.api, job)
     clock.advance(14 * 60 + 59)
     assert jobs.job(operator.api, job["id"])["staleProgress"] is False
-    clock.advance(1)  # 15 minutes of silence (decisions §2)
+    clock.advance(1)  # 15 minutes of silence (docs/design.md, "Defaults")
     stale = jobs.job(operator.api, job["id"])
     assert stale["staleProgress"] is True and stale["pastDeadline"] is False
     clock.advance(5 * 60)

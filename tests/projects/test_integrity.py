@@ -1,6 +1,5 @@
 """Cross-project integrity is enforced by the database itself, not only by the service
-(coordination contract: "Database constraints and service checks reject mismatched
-relationships")."""
+(docs/design.md, "Project boundaries")."""
 
 from __future__ import annotations
 

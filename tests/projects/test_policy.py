@@ -1,4 +1,5 @@
-"""The versioned project policy (decisions §4): every change is a new revision, the old
+"""The versioned project policy (docs/design.md, "Submissions, review and independence"):
+every change is a new revision, the old
 ones are kept, only operators change it, and a stale writer gets a conflict."""
 
 from __future__ import annotations

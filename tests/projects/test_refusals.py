@@ -133,7 +133,8 @@ def test_unknown_project_is_not_found_everywhere(
 def test_session_agent_may_create_projects_and_bind_repositories(
     agent: Callable[..., AgentSession],
 ) -> None:
-    # No per-project grants (decisions §1): every authenticated principal may do this.
+    # No per-project grants (docs/design.md, "Project boundaries"): every authenticated
+    # principal may do this.
     session = agent()
     created = session.api.mutate(
         "createProject",

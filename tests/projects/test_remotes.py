@@ -1,5 +1,6 @@
-"""Remote URL normalisation: two spellings of one remote are one binding (decisions §8:
-integration reservations are keyed by it), and credentials in a URL are never stored."""
+"""Remote URL normalisation: two spellings of one remote are one binding (integration
+reservations are keyed by it: docs/design.md, "Project boundaries"), and credentials in
+a URL are never stored."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Scenarios 19 and 20: all-or-nothing reservations, and recovery holds that block only
-the resource an old job may still be using."""
+"""Scenarios 19 and 20 (docs/scenarios.md): all-or-nothing reservations, and recovery
+holds that block only the resource an old job may still be using."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Scenarios 9-14: from submission to done through review, integration and validation."""
+"""Scenarios 9-14 (docs/scenarios.md): from submission to done through review,
+integration and validation."""
 
 from __future__ import annotations
 

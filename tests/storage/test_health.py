@@ -69,6 +69,7 @@ def test_readyz_is_unavailable_while_migrations_are_behind(server: str, database
     assert httpx.get(f"{server}/readyz").status_code == 200
 
 
+@pytest.mark.server  # serves its own runtime, without the `server` fixture
 def test_readyz_is_unavailable_for_a_database_never_migrated(
     fresh_database: TestDatabase, tmp_path: Path
 ) -> None:
@@ -90,6 +91,7 @@ def sqlite_under_a_file(tmp_path: Path) -> str:
     return f"sqlite:///{blocker / 'hub.db'}"
 
 
+@pytest.mark.server  # serves its own runtime, without the `server` fixture
 @pytest.mark.parametrize(
     "database_url",
     [

@@ -60,7 +60,8 @@ def test_heartbeat_is_checked_against_the_configured_lease(
     assert load_settings().heartbeat_seconds == 30
 
 
-def test_defaults_follow_the_decisions(clean_environment: None) -> None:
+def test_defaults_follow_the_design(clean_environment: None) -> None:
+    """The defaults of docs/design.md ("Defaults") and the README's configuration table."""
     settings = load_settings()
     assert settings.lease_seconds == 600
     assert settings.heartbeat_seconds == 60

@@ -1,6 +1,7 @@
 """SQLite as the embedded default: WAL, foreign keys, a durable `synchronous`, a busy
 timeout, and write transactions that take the write lock up front (`BEGIN IMMEDIATE`),
-so coordinator time is sampled only once the lock is held (decisions §2)."""
+so coordinator time is sampled only once the lock is held (docs/design.md, "Tasks,
+attempts, leases and generations")."""
 
 from __future__ import annotations
 

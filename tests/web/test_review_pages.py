@@ -1,4 +1,5 @@
-"""Scenario 11 on the dashboard: the review queue, the submission page, the human decision.
+"""Scenario 11 (docs/scenarios.md) on the dashboard: the review queue, the submission
+page, the human decision.
 
 Policy `AGENT_AND_HUMAN`: an independent agent has approved, so the task waits for a
 human, with that reason, until a signed-in person approves the same current submission

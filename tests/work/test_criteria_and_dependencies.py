@@ -1,4 +1,5 @@
-"""Scenarios 15-16: changed criteria need explicit reconciliation; edges stay acyclic."""
+"""Scenarios 15-16 (docs/scenarios.md): changed criteria need explicit reconciliation;
+edges stay acyclic."""
 
 from __future__ import annotations
 

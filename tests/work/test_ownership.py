@@ -1,4 +1,5 @@
-"""Scenarios 1-6: one owner per task, leases judged by coordinator time, no stale writes."""
+"""Scenarios 1-6 (docs/scenarios.md): one owner per task, leases judged by coordinator
+time, no stale writes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Scenarios 7-8: a retried claim or submission refers to the original, never repeats it."""
+"""Scenarios 7-8 (docs/scenarios.md): a retried claim or submission refers to the
+original, never repeats it."""
 
 from __future__ import annotations
 

@@ -404,7 +404,7 @@ async def _job_observations(
     # Checked first: an unknown job is a NOT_FOUND error, not a silent subscription.
     await read(info, check)
     # The job's changes are events of its project's stream: replay after `after`, then
-    # live; other processes' commits arrive through LISTEN/NOTIFY (decisions §11).
+    # live; other processes' commits arrive through LISTEN/NOTIFY (docs/design.md, "Scale").
     records = follow(
         runtime.aread,
         runtime.event_signal,

@@ -43,7 +43,7 @@ class IntegrationOutcome(Enum):
     ABANDONED = "ABANDONED"
 
 
-@strawberry.enum(description="How a reported revision was verified (decisions §8).")
+@strawberry.enum(description="How a reported revision was verified.")
 class Verification(Enum):
     CLIENT_REPORTED = "CLIENT_REPORTED"
     VERIFIED_BY_REVIEWER = "VERIFIED_BY_REVIEWER"

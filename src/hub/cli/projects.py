@@ -8,10 +8,10 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from hub.cli.agent_render import console
+from hub.cli.options import AsJson
+from hub.cli.output import console, print_field
 from hub.cli.remote import (
     CONNECTION_HELP,
-    AsJson,
     Server,
     StatePath,
     Token,
@@ -74,7 +74,7 @@ def create(
     ):
         with open_api(server, token, state) as api:
             made = api.create_project(name=name, description=description, aliases=alias or [])
-        project: Project = made.value
+        project = made.project
         emit(
             as_json,
             made.raw,
@@ -123,10 +123,10 @@ def list_projects(
             while True:
                 page = api.projects(first=limit, after=cursor)
                 found += page.projects
-                cursor = page.end_cursor or cursor
-                if not (all_pages and page.has_next_page):
+                cursor = page.page_info.end_cursor or cursor
+                if not (all_pages and page.page_info.has_next_page):
                     break
-        more = page.has_next_page
+        more = page.page_info.has_next_page
 
         def text() -> None:
             if not found:
@@ -185,7 +185,7 @@ def add_repo(
                 project_id, remote_url=remote_url, default_branch=default_branch,
                 aliases=alias or [],
             )  # fmt: skip
-        repository = added.value
+        repository = added.repository
         emit(
             as_json,
             {"projectId": project_id, **added.raw},
@@ -312,7 +312,7 @@ def policy_set(
             written = api.set_policy(
                 project_id, expected_revision=expected_revision, changes=changes
             )
-        policy: Policy = written.value
+        policy = written.policy
 
         def text() -> None:
             console.print(f"project {project_id}: policy revision {policy.revision}")
@@ -343,17 +343,13 @@ def _require_project(api: PlanningApi, reference: str) -> Project:
     return found
 
 
-def _field(label: str, value: str) -> None:
-    console.print(f"[bold]{label}:[/bold] {value}", highlight=False)
-
-
 def _print_project(project: Project) -> None:
     console.print(f"[bold]{project.id}[/bold] {escape(project.name)}", highlight=False)
     if project.description:
-        _field("description", escape(project.description))
-    _field("aliases", escape(", ".join(project.aliases)) or "[dim]none[/dim]")
+        print_field("description", escape(project.description))
+    print_field("aliases", escape(", ".join(project.aliases)) or "[dim]none[/dim]")
     if not project.repositories:
-        _field("repositories", "[dim]none: `hub project add-repo`[/dim]")
+        print_field("repositories", "[dim]none: `hub project add-repo`[/dim]")
     else:
         console.print("[bold]repositories:[/bold]")
         for r in project.repositories:
@@ -362,7 +358,7 @@ def _print_project(project: Project) -> None:
                 + (f" (aliases {escape(', '.join(r.aliases))})" if r.aliases else ""),
                 highlight=False,
             )
-    _field("created", f"{project.created_at:%Y-%m-%d %H:%M}Z")
+    print_field("created", f"{project.created_at:%Y-%m-%d %H:%M}Z")
     _print_policy(project.policy)
 
 
@@ -382,13 +378,13 @@ def _review_words(policy: Policy) -> str:
 
 
 def _print_policy(policy: Policy) -> None:
-    _field("policy revision", str(policy.revision))
-    _field("review", _review_words(policy))
-    _field("recovery", policy.recovery_mode)
-    _field(
+    print_field("policy revision", str(policy.revision))
+    print_field("review", _review_words(policy))
+    print_field("recovery", policy.recovery_mode)
+    print_field(
         "leases",
         f"{policy.lease_seconds}s, heartbeat every {policy.heartbeat_seconds}s; "
         f"watch windows up to {policy.max_watch_window_seconds}s",
     )
-    _field("per session", f"{policy.max_active_attempts_per_session} active attempt(s)")
-    _field("agents may revise rules", "yes" if policy.agents_may_revise_rules else "no")
+    print_field("per session", f"{policy.max_active_attempts_per_session} active attempt(s)")
+    print_field("agents may revise rules", "yes" if policy.agents_may_revise_rules else "no")

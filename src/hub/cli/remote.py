@@ -6,7 +6,7 @@ so they work from any machine that can reach the hub, for people and agents alik
 
 Credential: `--token`/HUB_TOKEN (a personal token, usually), else the session token of
 the `hub agent` state file, which is sent only to the server that issued it
-(`hub.client.planning.Connection.resolve`). Tokens are never printed.
+(`hub.client.connection.Connection.resolve`). Tokens are never printed.
 
 Exit status (as for `hub agent`):
 
@@ -30,15 +30,15 @@ import httpx
 import typer
 from rich.markup import escape
 
-from hub.cli.agent import exit_code
-from hub.cli.agent_render import errors, print_json
+from hub.cli.output import errors, exit_code, print_json
+from hub.client.connection import Connection
 from hub.client.errors import (
     ClientError,
     ProblemError,
     TransportFailure,
     Unauthenticated,
 )
-from hub.client.planning import Connection, PlanningApi
+from hub.client.planning import PlanningApi
 from hub.client.state import STATE_ENV
 
 # The seam tests plug into (the HTTP transport); the agent CLI has its own.
@@ -91,7 +91,6 @@ StatePath = Annotated[
         show_default=False,
     ),
 ]
-AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 
 
 def open_api(server: str | None, token: str | None, state: Path | None) -> PlanningApi:

@@ -9,11 +9,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from hub.cli.agent import TaskKind
-from hub.cli.agent_render import console, errors
+from hub.cli.options import AsJson, Project, TaskKind
+from hub.cli.output import console, errors
 from hub.cli.remote import (
     CONNECTION_HELP,
-    AsJson,
     Server,
     StatePath,
     Token,
@@ -21,13 +20,12 @@ from hub.cli.remote import (
     open_api,
     reporting,
 )
+from hub.cli.task_output import print_changed, print_details, print_tasks, state_words
 from hub.client.errors import ClientError, ProblemError, UsageError
 from hub.client.planning import (
     PlannedTask,
     PlanningApi,
-    TaskChanged,
     TaskDetails,
-    TaskRef,
     new_idempotency_key,
 )
 
@@ -66,9 +64,6 @@ class LinkKind(StrEnum):
     SUPERSEDES = "SUPERSEDES"
 
 
-Project = Annotated[
-    str, typer.Option("--project", "-p", help="Project id, alias or repository remote.")
-]
 TaskId = Annotated[str, typer.Argument(help="The task (tsk_…).", show_default=False)]
 Criteria = Annotated[
     list[str] | None,
@@ -168,7 +163,7 @@ def create(
             {**made.raw, "idempotencyKey": key},
             lambda: console.print(
                 f"created task [bold]{made.task.id}[/bold] ({made.task.kind}, "
-                f"{_state(made.task)}): {escape(made.task.title)}{replay}\n"
+                f"{state_words(made.task)}): {escape(made.task.title)}{replay}\n"
                 f"[dim]hub task show {made.task.id}[/dim]"
             ),
         )
@@ -239,7 +234,7 @@ def edit(
         with open_api(server, token, state) as api:
             revision = expected_revision
             if revision is None:
-                revision = _require_task(api, task_id).task.revision
+                revision = _require_task(api, task_id).revision
                 if not as_json:
                     errors.print(
                         f"editing task {task_id} at revision {revision}, read just now "
@@ -262,7 +257,7 @@ def edit(
         emit(
             as_json,
             {**edited.raw, "expectedRevision": revision, "revisionReadFirst": read_first},
-            lambda: _print_changed(edited, f"edited (now revision {edited.task.revision})"),
+            lambda: print_changed(edited, f"edited (now revision {edited.task.revision})"),
         )
 
 
@@ -276,16 +271,16 @@ def _stale_revision(
         found = api.task_details(task_id)
     except ClientError:
         return problem
-    if found is None or found.task.revision == expected:
+    if found is None or found.revision == expected:
         return problem
     return ProblemError(
         problem.typename,
         problem.code,
         f"task {task_id} was edited since revision {expected}: it is at revision "
-        f"{found.task.revision} now, and nothing was changed. Read it again with "
+        f"{found.revision} now, and nothing was changed. Read it again with "
         f"`hub task show {task_id}`, then rerun your edit with --expected-revision "
-        f"{found.task.revision} if it still applies",
-        {**problem.details, "currentRevision": found.task.revision},
+        f"{found.revision} if it still applies",
+        {**problem.details, "currentRevision": found.revision},
     )
 
 
@@ -307,7 +302,7 @@ def show(
     with reporting(as_json, options=OPTIONS):
         with open_api(server, token, state) as api:
             details = _require_task(api, task_id)
-        emit(as_json, {"task": details.raw}, lambda: _print_details(details))
+        emit(as_json, {"task": details.raw}, lambda: print_details(details))
 
 
 @app.command("list")
@@ -350,15 +345,15 @@ def list_tasks(
                     after=cursor,
                 )
                 found += page.tasks
-                cursor = page.end_cursor or cursor
-                if not (all_pages and page.has_next_page):
+                cursor = page.page_info.end_cursor or cursor
+                if not (all_pages and page.page_info.has_next_page):
                     break
-        more = page.has_next_page
+        more = page.page_info.has_next_page
 
         def text() -> None:
             if not found:
                 console.print(f"no tasks in project {project_id} match")
-            _print_tasks(found)
+            print_tasks(found)
             if more:
                 console.print(f"[dim]more: add --after {cursor} (or --all)[/dim]")
 
@@ -403,7 +398,7 @@ def ready(
                     "(open or sent back, and not waiting for prerequisites)"
                 )
                 return
-            _print_tasks(found)
+            print_tasks(found)
             console.print(f"[dim]claim the first with `hub agent next --project {project}`[/dim]")
 
         emit(
@@ -452,7 +447,7 @@ def close(
                 reopen_condition=reopen_condition,
                 related_task_id=related,
             )
-        emit(as_json, closed.raw, lambda: _print_changed(closed, f"closed ({reason.value})"))
+        emit(as_json, closed.raw, lambda: print_changed(closed, f"closed ({reason.value})"))
 
 
 @app.command()
@@ -470,7 +465,7 @@ def reopen(
     ):
         with open_api(server, token, state) as api:
             reopened = api.reopen_task(task_id, reason=reason)
-        emit(as_json, reopened.raw, lambda: _print_changed(reopened, "reopened"))
+        emit(as_json, reopened.raw, lambda: print_changed(reopened, "reopened"))
 
 
 @app.command()
@@ -563,7 +558,7 @@ def _change_prerequisite(
         emit(
             as_json,
             changed.raw,
-            lambda: _print_changed(changed, f"{verb} {escape(prerequisite)}"),
+            lambda: print_changed(changed, f"{verb} {escape(prerequisite)}"),
         )
 
 
@@ -580,121 +575,3 @@ def _require_task(api: PlanningApi, task_id: str) -> TaskDetails:
             {"what": "task"},
         )
     return found
-
-
-def _state(task: PlannedTask) -> str:
-    if task.effective_state == task.state:
-        return task.state
-    return f"{task.state}, {task.effective_state} now"
-
-
-def _print_changed(changed: TaskChanged, verb: str) -> None:
-    task = changed.task
-    console.print(
-        f"task [bold]{task.id}[/bold] {verb}: {escape(task.title)} ({_state(task)}, "
-        f"revision {task.revision})"
-    )
-
-
-def _print_tasks(tasks: list[PlannedTask]) -> None:
-    # One line per task, never wrapped: ids stay whole for copying.
-    for task in tasks:
-        console.print(
-            f"{task.id}  {task.kind:<14} {_state(task):<22} {task.priority:>5}  "
-            f"{escape(task.title)}",
-            highlight=False,
-        )
-
-
-def _field(label: str, value: str) -> None:
-    console.print(f"[bold]{label}:[/bold] {value}", highlight=False)
-
-
-def _block(label: str, lines: list[str], empty: str = "none") -> None:
-    if not lines:
-        _field(label, f"[dim]{empty}[/dim]")
-        return
-    console.print(f"[bold]{label}:[/bold]", highlight=False)
-    for line in lines:
-        console.print(f"  {line}", highlight=False)
-
-
-def _print_details(details: TaskDetails) -> None:
-    task = details.task
-    console.print(f"[bold]{task.id}[/bold] {task.kind}: {escape(task.title)}", highlight=False)
-    _field("project", task.project_id)
-    _field("state", _state(task))
-    _field("priority", str(task.priority))
-    _field(
-        "revision",
-        f"{task.revision} (edit with `hub task edit {task.id} --expected-revision "
-        f"{task.revision} …`)",
-    )
-    if task.parent_id:
-        _field("parent", f"{task.parent_id} ({'required' if task.required else 'optional'})")
-    if task.subject_submission_id:
-        _field("for submission", task.subject_submission_id)
-    _block("outcome", escape(task.outcome).splitlines(), "-")
-    _block(
-        f"acceptance criteria (revision {task.criteria_revision})",
-        [f"{n}. {escape(c)}" for n, c in enumerate(task.acceptance_criteria, start=1)],
-    )
-    if details.prerequisites:
-        _block(
-            "prerequisites",
-            [f"{p.id} {_ref_state(p)}: {escape(p.title)}" for p in details.prerequisites],
-        )
-    elif task.prerequisite_ids:
-        _block("prerequisites", list(task.prerequisite_ids))
-    _block("current attempt", _attempt_lines(details))
-    if details.submissions or task.kind == "IMPLEMENTATION":
-        _block(
-            "submissions",
-            [
-                f"{s.id} {s.outcome}"
-                + (f" at {s.candidate_revision}" if s.candidate_revision else "")
-                + f" (criteria revision {s.criteria_revision}, "
-                f"{s.created_at:%Y-%m-%d %H:%M}Z): {escape(s.result)}"
-                for s in details.submissions
-            ],
-            "none yet",
-        )
-    if details.links:
-        _block("links", [f"{k.task_id} {k.kind} {k.other_task_id}" for k in details.links])
-    if task.state == "CLOSED":
-        closed = [
-            f"{task.close_reason}" + (f": {escape(task.close_note)}" if task.close_note else "")
-        ]
-        if task.reopen_condition:
-            closed.append(f"reopen when: {escape(task.reopen_condition)}")
-        _block("closed", closed)
-    if task.source_system:
-        _field("source", f"{escape(task.source_system)} {escape(task.source_id or '')}")
-
-
-def _ref_state(task: TaskRef) -> str:
-    if task.effective_state == task.state:
-        return task.state
-    return f"{task.state}, {task.effective_state} now"
-
-
-def _attempt_lines(details: TaskDetails) -> list[str]:
-    current = details.current_attempt
-    if current is None:
-        return []
-    attempt = current.attempt
-    if current.holds_authority:
-        lease = f"lease until {attempt.expires_at.isoformat()} (server time)"
-    elif attempt.state == "ACTIVE":
-        lease = (
-            f"[yellow]lease expired at {attempt.expires_at.isoformat()}[/yellow]: a recovery "
-            "candidate (`hub agent recover`)"
-        )
-    else:
-        lease = "no live lease"
-    stale = "; [yellow]no progress for a while[/yellow]" if current.stale_progress else ""
-    return [
-        f"{attempt.id} generation {attempt.generation} {attempt.state} ({attempt.kind}) by "
-        f"{current.principal_id} on {escape(current.workstation)}",
-        f"{lease}; heartbeat every {attempt.heartbeat_seconds}s{stale}",
-    ]

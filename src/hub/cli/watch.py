@@ -21,13 +21,50 @@ from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import typer
 
 from hub.client.api import HubApi
 from hub.client.errors import ClientError, ServerAnswered, TransportFailure
+from hub.client.operations import Mutation
+from hub.client.results import Ref
 from hub.client.state import STATE_ENV, StateFile, default_state_path, new_idempotency_key
+
+
+@dataclass(frozen=True)
+class Window:
+    id: str
+    ends_at: datetime
+
+
+@dataclass(frozen=True)
+class WindowOpened:
+    graphql_type: ClassVar[str] = "OpenWatchWindowPayload"
+
+    reporter_token: str
+    window: Window
+
+
+@dataclass(frozen=True)
+class WindowClosed:
+    graphql_type: ClassVar[str] = "WatchWindowPayload"
+
+    window: Ref
+
+
+@dataclass(frozen=True)
+class LeaseExpiry:
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class LeaseRenewed:
+    """renewLease as the helper sends it: only the new expiry is asked for."""
+
+    graphql_type: ClassVar[str] = "AttemptPayload"
+
+    lease: LeaseExpiry
 
 
 @dataclass(frozen=True)
@@ -73,16 +110,26 @@ def run_watch(
 ) -> WatchEnded:
     """Open the window, renew until a stop condition, close the window."""
     with HubApi(target.server, target.session_token) as session:
-        opened, _ = session.mutate(
-            "openWatchWindow",
-            {"attemptId": target.attempt_id, "generation": target.generation,
-             "action": action, "deadline": until.isoformat()},
-            "OpenWatchWindowPayload",
-            "reporterToken window { id endsAt }",
+        opened = session.send(
+            Mutation(
+                "openWatchWindow",
+                {
+                    "attemptId": target.attempt_id,
+                    "generation": target.generation,
+                    "action": action,
+                    "deadline": until.isoformat(),
+                },
+                WindowOpened,
+            )
         )
-    window_id = str(opened["window"]["id"])
+    window_id = opened.window.id
+    renew = Mutation(
+        "renewLease",
+        {"attemptId": target.attempt_id, "generation": target.generation},
+        LeaseRenewed,
+    )
     renewals = 0
-    with HubApi(target.server, str(opened["reporterToken"])) as reporter:
+    with HubApi(target.server, opened.reporter_token) as reporter:
         try:
             while True:
                 if not alive(pid):
@@ -91,13 +138,7 @@ def run_watch(
                 if left <= 0:
                     return WatchEnded("WINDOW_ENDED", renewals, window_id)
                 try:
-                    reporter.mutate(
-                        "renewLease",
-                        {"attemptId": target.attempt_id, "generation": target.generation,
-                         "idempotencyKey": new_idempotency_key()},
-                        "AttemptPayload",
-                        "lease { expiresAt }",
-                    )
+                    reporter.send(renew, new_idempotency_key())
                 except ServerAnswered as refused:
                     # Expired, superseded, revoked: stop at once, never retry authority.
                     return WatchEnded("AUTHORITY_LOST", renewals, window_id, refused.message)
@@ -106,22 +147,30 @@ def run_watch(
         finally:
             # Best effort: the token expires at the deadline in any case.
             with suppress(ClientError):
-                reporter.mutate("closeWatchWindow", {"windowId": window_id,
-                                                     "reason": "watch helper exited"},
-                                "WatchWindowPayload", "window { id }")
+                reporter.send(
+                    Mutation(
+                        "closeWatchWindow",
+                        {"windowId": window_id, "reason": "watch helper exited"},
+                        WindowClosed,
+                    )
+                )
 
 
 def watch(
     pid: Annotated[int, typer.Option("--pid", help="The harness process to watch.")],
-    until: Annotated[str, typer.Option(
-        "--until", help="The window's deadline, ISO 8601 with offset (e.g. 2026-01-01T13:00Z)."
-    )],
+    until: Annotated[
+        str,
+        typer.Option(
+            "--until", help="The window's deadline, ISO 8601 with offset (e.g. 2026-01-01T13:00Z)."
+        ),
+    ],
     action: Annotated[str, typer.Option("--action", help="What is being watched.")] = (
         "long-running job"
     ),
-    state: Annotated[Path | None, typer.Option(
-        "--state", envvar=STATE_ENV, help="The agent state file.", show_default=False
-    )] = None,
+    state: Annotated[
+        Path | None,
+        typer.Option("--state", envvar=STATE_ENV, help="The agent state file.", show_default=False),
+    ] = None,
 ) -> None:
     """Renew the current attempt's lease while PID runs, until --until (a watch window)."""
     try:
@@ -133,8 +182,7 @@ def watch(
     current = StateFile(state or default_state_path()).read()
     if current.server is None or current.session is None or current.attempt is None:
         typer.echo(
-            "no session and current attempt in the state file: claim one first "
-            "(`hub agent next`)",
+            "no session and current attempt in the state file: claim one first (`hub agent next`)",
             err=True,
         )
         raise typer.Exit(2)
@@ -153,6 +201,14 @@ def watch(
     except ClientError as error:
         typer.echo(f"{error.code}: {error.message}", err=True)
         raise typer.Exit(1) from None
-    typer.echo(json.dumps({"reason": ended.reason, "renewals": ended.renewals,
-                           "windowId": ended.window_id, "detail": ended.detail}))
+    typer.echo(
+        json.dumps(
+            {
+                "reason": ended.reason,
+                "renewals": ended.renewals,
+                "windowId": ended.window_id,
+                "detail": ended.detail,
+            }
+        )
+    )
     raise typer.Exit(ended.exit_code)

@@ -1,16 +1,20 @@
 """The agent client: talks to a running hub server over its GraphQL API, nothing else.
 
-    HubApi        typed GraphQL-over-HTTP calls, one method per operation (`api`),
-                  answering the typed records of `results`
+    results       the API's objects and the operations' payloads as typed records,
+                  read and selected by their declarations (`mapping`)
+    Mutation      one request as a value: name, input, the payload record (`operations`)
+    HubApi        GraphQL over HTTP: sends a `Mutation`, and the queries the agent
+                  client needs (`api`)
     StateFile     the 0600 local state: session, current attempt (with the submission and
                   integration it is for), pending keys (`state`)
     deadline      the conservative local deadline (docs/agent-cli.md)
     engine        how each command sends its request and keeps the state file in step
     AgentClient   the protocol's client half, one method per `hub agent` command (`agent`,
-                  with `integrating` and `delivery`); `briefs` says what a task is and
-                  `git` reads the checkout (never changing it)
+                  with `reviewing`, `integrating` and `delivery`); `briefs` says what a
+                  task is and `git` reads the checkout (never changing it)
     PlanningApi   projects and tasks, for `hub project …` and `hub task …` (`planning`),
                   with `Connection`: which server and credential a command uses
+                  (`connection`)
 
 Errors are drawn in `hub.client.errors`. Nothing here imports the server's modules: an
 import-linter contract in pyproject.toml keeps it that way.
@@ -26,7 +30,8 @@ from hub.client.agent import (
     Status,
     standing,
 )
-from hub.client.api import FindingDraft, HubApi
+from hub.client.api import HubApi
+from hub.client.connection import Connection
 from hub.client.deadline import LocalClock, Sent, SystemLocalClock
 from hub.client.errors import (
     AttemptExpired,
@@ -46,10 +51,14 @@ from hub.client.errors import (
     Unauthenticated,
     UsageError,
 )
+from hub.client.mapping import from_graphql, selection, to_graphql
+from hub.client.operations import Mutation
 from hub.client.results import (
     Attempt,
+    AttemptChanged,
     AttemptResult,
     AttemptSnapshot,
+    Evidence,
     EvidenceRecorded,
     Finding,
     FindingResolved,
@@ -75,15 +84,18 @@ from hub.client.results import (
     Task,
     TaskBrief,
     Validation,
+    ValidationRecorded,
     Viewer,
     Worktree,
 )
+from hub.client.reviewing import FindingDraft
 from hub.client.state import AgentState, AttemptRecord, PendingOperation, StateFile
 
 __all__ = [
     "AgentClient",
     "AgentState",
     "Attempt",
+    "AttemptChanged",
     "AttemptExpired",
     "AttemptNotActive",
     "AttemptOutcome",
@@ -93,8 +105,10 @@ __all__ = [
     "CheckoutRefused",
     "Claimed",
     "ClientError",
+    "Connection",
     "DeadlinePassed",
     "Ended",
+    "Evidence",
     "EvidenceRecorded",
     "Finding",
     "FindingDraft",
@@ -109,6 +123,7 @@ __all__ = [
     "Lease",
     "LocalClock",
     "LocalRefusal",
+    "Mutation",
     "NothingToClaim",
     "PendingOperation",
     "PendingOperationConflict",
@@ -141,7 +156,11 @@ __all__ = [
     "Unauthenticated",
     "UsageError",
     "Validation",
+    "ValidationRecorded",
     "Viewer",
     "Worktree",
+    "from_graphql",
+    "selection",
     "standing",
+    "to_graphql",
 ]

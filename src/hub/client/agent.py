@@ -1,9 +1,10 @@
 """The agent's side of the protocol: one method per `hub agent` command.
 
 `AgentClient` is the command groups together: sessions, claims and the changes an
-attempt makes (here), integration (`hub.client.integrating`), worktrees, recovery,
-jobs, evidence and resources (`hub.client.delivery`). How each request is sent, keyed
-and kept in the state file is `hub.client.engine`.
+attempt makes (here), review (`hub.client.reviewing`), integration
+(`hub.client.integrating`), worktrees, recovery, jobs, evidence and resources
+(`hub.client.delivery`). How each request is sent, keyed and kept in the state file is
+`hub.client.engine`; each request is one `Mutation` value, written once.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from hub.client.api import FindingDraft, HubApi
+from hub.client.api import HubApi
 from hub.client.briefs import brief_of
 from hub.client.deadline import has_passed
 from hub.client.delivery import DeliveryCommands
 from hub.client.engine import (
     AttemptOutcome,
+    BestEffort,
     Recorded,
     describe,
     not_active,
@@ -37,14 +39,16 @@ from hub.client.errors import (
 )
 from hub.client.git import read_checkout
 from hub.client.integrating import IntegrationCommands
+from hub.client.operations import Mutation
 from hub.client.results import (
-    FindingResolved,
-    ReviewRecorded,
-    ReviewStatusReported,
+    AttemptChanged,
+    AttemptResult,
     Session,
     SessionEnded,
+    SessionStarted,
     TaskBrief,
 )
+from hub.client.reviewing import ReviewCommands
 from hub.client.state import AgentState, AttemptRecord, SessionRecord
 
 __all__ = ["AgentClient", "AttemptOutcome", "Claimed", "Ended", "Recorded", "Standing", "Status"]
@@ -121,7 +125,7 @@ def standing(record: AttemptRecord, now: datetime, *, refreshed: bool = False) -
     )
 
 
-class AgentClient(DeliveryCommands, IntegrationCommands):
+class AgentClient(DeliveryCommands, IntegrationCommands, ReviewCommands):
     # --- sessions ------------------------------------------------------------------
 
     def start(
@@ -149,7 +153,13 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
                 "pass --replace to forget it"
             )
         with self.api(server, token) as api:
-            started = api.start_session(workstation=workstation, harness=harness, instance=instance)
+            started = api.send(
+                Mutation(
+                    "startSession",
+                    {"workstation": workstation, "harness": harness, "harnessInstance": instance},
+                    SessionStarted,
+                )
+            )
         with self.state_file.update() as state:
             state.server = server.rstrip("/")
             state.session = SessionRecord(
@@ -175,7 +185,9 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
                 "them), or pass --abandon-pending"
             )
         with self.api(server, session.token) as api:
-            ended: SessionEnded = api.end_session(session.id, reason)
+            ended = api.send(
+                Mutation("endSession", {"sessionId": session.id, "reason": reason}, SessionEnded)
+            )
         with self.state_file.update() as fresh:
             abandoned = fresh.attempt if fresh.attempt and fresh.attempt.state == "ACTIVE" else None
             fresh.session = None
@@ -203,36 +215,34 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
         server, session = require_session(state)
         with self.api(server, session.token) as api:
             project_id = api.resolve_project(project)
-            arguments = {"projectId": project_id, "taskId": task_id, "kinds": sorted(kinds)}
-            left = None
-            if not resolves_pending(state, "claimTask", arguments):
-                left = self._refuse_claim_while_holding(api, state, leave_expired=leave_expired)
-            outcome = self._keyed(
+            claim = Mutation(
                 "claimTask",
-                arguments,
-                abandon_pending,
-                lambda key: api.claim_task(
-                    project_id, task_id=task_id, kinds=sorted(kinds), idempotency_key=key
-                ),
-                replace_attempt=True,
+                {"projectId": project_id, "taskId": task_id, "kinds": sorted(kinds)},
+                AttemptResult,
             )
-            brief, brief_error = _read_brief(api, outcome)
-            if brief is not None:
+            left = None
+            if not resolves_pending(state, claim):
+                left = self._refuse_claim_while_holding(api, state, leave_expired=leave_expired)
+            outcome = self._keyed(api, claim, abandon_pending, replace_attempt=True)
+            brief = _read_brief(api, outcome)
+            if brief.value is not None:
                 adopted = self._adopt_worktree(
-                    outcome.record.id, brief.worktree, session.workstation
+                    outcome.record.id, brief.value.worktree, session.workstation
                 )
                 outcome = AttemptOutcome(outcome.result, adopted or outcome.record)
-            integration, integration_error = None, None
+            integration = BestEffort[AttemptOutcome]()
             task = outcome.result.task
             if task.kind == "INTEGRATION" and outcome.record.state == "ACTIVE":
-                integration, integration_error = self._take_reservation(
+                integration = self._take_reservation(
                     api,
                     outcome.record,
                     observed_target=observed_target,
                     target_branch=target_branch,
                     workdir=workdir or Path.cwd(),
                 )
-            return Claimed(outcome, brief, brief_error, integration, integration_error, left)
+            return Claimed(
+                outcome, brief.value, brief.error, integration.value, integration.error, left
+            )
 
     def show(self, task_id: str | None = None) -> TaskBrief:
         """The brief of a task; by default the current attempt's."""
@@ -252,15 +262,14 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
         state = self.state_file.read()
         server, session = require_session(state)
         attempt = require_attempt(state)
-        arguments = {"attemptId": attempt.id, "generation": attempt.generation}
-        self._check_authority(state, attempt, "renewLease", arguments)
+        renew = Mutation(
+            "renewLease",
+            {"attemptId": attempt.id, "generation": attempt.generation},
+            AttemptChanged,
+        )
+        self._check_authority(state, attempt, renew)
         with self.api(server, session.token) as api:
-            return self._keyed(
-                "renewLease",
-                arguments,
-                abandon_pending,
-                lambda key: api.renew_lease(attempt.id, attempt.generation, idempotency_key=key),
-            )
+            return self._keyed(api, renew, abandon_pending)
 
     def checkpoint(
         self,
@@ -282,30 +291,21 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
             # HEAD (uncommitted changes are in no revision, so they are refused).
             revision = _committed_head(Path(attempt.worktree_path))
             branch = branch or attempt.worktree_branch
-        arguments = {
-            "attemptId": attempt.id,
-            "generation": attempt.generation,
-            "summary": summary,
-            "revision": revision,
-            "branch": branch,
-            "published": published,
-        }
-        self._check_authority(state, attempt, "recordCheckpoint", arguments)
+        record = Mutation(
+            "recordCheckpoint",
+            {
+                "attemptId": attempt.id,
+                "generation": attempt.generation,
+                "summary": summary,
+                "revision": revision,
+                "branch": branch,
+                "published": published,
+            },
+            AttemptChanged,
+        )
+        self._check_authority(state, attempt, record)
         with self.api(server, session.token) as api:
-            return self._keyed(
-                "recordCheckpoint",
-                arguments,
-                abandon_pending,
-                lambda key: api.record_checkpoint(
-                    attempt.id,
-                    attempt.generation,
-                    summary=summary,
-                    revision=revision,
-                    branch=branch,
-                    published=published,
-                    idempotency_key=key,
-                ),
-            )
+            return self._keyed(api, record, abandon_pending)
 
     def submit(
         self,
@@ -332,30 +332,21 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
             and attempt.worktree_path is not None
         ):
             candidate_revision = _committed_head(Path(attempt.worktree_path))
-        arguments = {
-            "attemptId": attempt.id,
-            "generation": attempt.generation,
-            "outcome": outcome,
-            "result": result,
-            "handoff": handoff,
-            "candidateRevision": candidate_revision,
-        }
-        self._check_authority(state, attempt, "submitAttempt", arguments)
+        submission = Mutation(
+            "submitAttempt",
+            {
+                "attemptId": attempt.id,
+                "generation": attempt.generation,
+                "outcome": outcome,
+                "result": result,
+                "handoff": handoff,
+                "candidateRevision": candidate_revision,
+            },
+            AttemptChanged,
+        )
+        self._check_authority(state, attempt, submission)
         with self.api(server, session.token) as api:
-            return self._keyed(
-                "submitAttempt",
-                arguments,
-                abandon_pending,
-                lambda key: api.submit_attempt(
-                    attempt.id,
-                    attempt.generation,
-                    outcome=outcome,
-                    result=result,
-                    handoff=handoff,
-                    candidate_revision=candidate_revision,
-                    idempotency_key=key,
-                ),
-            )
+            return self._keyed(api, submission, abandon_pending)
 
     def accept(
         self, *, evidence: Sequence[str], note: str = "", criteria_revision: int | None = None
@@ -368,18 +359,21 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
         state = self.state_file.read()
         server, session = require_session(state)
         attempt = require_attempt(state)
-        self._check_authority(state, attempt, None, {})
+        self._check_authority(state, attempt)
         revision = attempt.criteria_revision if criteria_revision is None else criteria_revision
+        acceptance = Mutation(
+            "recordAcceptance",
+            {
+                "attemptId": attempt.id,
+                "generation": attempt.generation,
+                "criteriaRevision": revision,
+                "evidence": list(evidence),
+                "note": note,
+            },
+            AttemptChanged,
+        )
         with self.api(server, session.token) as api:
-            return self._unkeyed(
-                lambda: api.record_acceptance(
-                    attempt.id,
-                    attempt.generation,
-                    criteria_revision=revision,
-                    evidence=evidence,
-                    note=note,
-                )
-            )
+            return self._unkeyed(api, acceptance)
 
     def reconcile_criteria(
         self, *, note: str, criteria_revision: int | None = None
@@ -389,7 +383,7 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
         state = self.state_file.read()
         server, session = require_session(state)
         attempt = require_attempt(state)
-        self._check_authority(state, attempt, None, {})
+        self._check_authority(state, attempt)
         with self.api(server, session.token) as api:
             revision = criteria_revision
             if revision is None:
@@ -397,12 +391,17 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
                 if task is None:
                     raise StateError(f"the server does not know task {attempt.task_id}")
                 revision = task.criteria_revision
-            chosen = revision
-            return self._unkeyed(
-                lambda: api.reconcile_criteria(
-                    attempt.id, attempt.generation, criteria_revision=chosen, note=note
-                )
+            adoption = Mutation(
+                "reconcileCriteria",
+                {
+                    "attemptId": attempt.id,
+                    "generation": attempt.generation,
+                    "criteriaRevision": revision,
+                    "note": note,
+                },
+                AttemptChanged,
             )
+            return self._unkeyed(api, adoption)
 
     def relinquish(self, *, reason: str) -> AttemptOutcome:
         """Give the task back. Allowed past the local deadline: returning authority early
@@ -412,16 +411,13 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
         attempt = require_attempt(state)
         if attempt.state != "ACTIVE" or not attempt.is_current:
             raise not_active(attempt)
-        arguments = {"attemptId": attempt.id, "generation": attempt.generation, "reason": reason}
+        relinquish = Mutation(
+            "relinquishAttempt",
+            {"attemptId": attempt.id, "generation": attempt.generation, "reason": reason},
+            AttemptChanged,
+        )
         with self.api(server, session.token) as api:
-            return self._keyed(
-                "relinquishAttempt",
-                arguments,
-                False,
-                lambda key: api.relinquish_attempt(
-                    attempt.id, attempt.generation, reason=reason, idempotency_key=key
-                ),
-            )
+            return self._keyed(api, relinquish, False)
 
     # --- review ----------------------------------------------------------------------
 
@@ -435,102 +431,6 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
             abandon_pending=abandon_pending,
             leave_expired=leave_expired,
         )
-
-    def review_show(self, submission_id: str | None = None) -> TaskBrief:
-        """A submission with its task, reviews, findings and review status, in the brief
-        of the task it delivers; by default the one the current review or integration
-        attempt is for."""
-        state = self.state_file.read()
-        server, session = require_session(state)
-        if submission_id is None:
-            attempt = require_attempt(state)
-            if attempt.subject_submission_id is None:
-                raise StateError(
-                    f"attempt {attempt.id} is not on a review or integration task: name the "
-                    "submission"
-                )
-            submission_id = attempt.subject_submission_id
-        with self.api(server, session.token) as api:
-            found = api.submission(submission_id)
-            if found is None:
-                raise ProblemError(
-                    "NotFound",
-                    "NOT_FOUND",
-                    f"no submission {submission_id}",
-                    {"what": "submission"},
-                )
-            brief = brief_of(api, found.task)
-        return TaskBrief(
-            task=found.task,
-            repository=brief.repository,
-            branch=brief.branch,
-            open_findings=brief.open_findings,
-            subject=found,
-        )
-
-    def review(
-        self,
-        *,
-        decision: str,
-        summary: str,
-        findings: Sequence[FindingDraft] = (),
-        evidence: Sequence[str] = (),
-    ) -> Recorded[ReviewRecorded]:
-        """Record the review decision under the current review attempt (submitReview)."""
-        if decision == "REJECT" and not findings:
-            raise UsageError("a rejection names at least one finding (--finding)")
-        state = self.state_file.read()
-        attempt = require_attempt(state)
-        subject = attempt.subject_submission_id
-        if attempt.task_kind != "REVIEW" or subject is None:
-            raise StateError(
-                f"attempt {attempt.id} is not on a review task: claim one with "
-                "`hub agent review next`"
-            )
-        arguments = {
-            "attemptId": attempt.id,
-            "generation": attempt.generation,
-            "submissionId": subject,
-            "decision": decision,
-            "summary": summary,
-            "findings": [f.to_input() for f in findings],
-            "evidence": list(evidence),
-        }
-        self._check_authority(state, attempt, "submitReview", arguments)
-        # A review is a submission: keyed like the others, and the key is reused after an
-        # uncertain answer, so a retry replays the recorded review instead of a second one.
-        return self._under_attempt(
-            state,
-            "submitReview",
-            arguments,
-            lambda api, key: api.submit_review(
-                attempt.id,
-                attempt.generation,
-                submission_id=subject,
-                decision=decision,
-                summary=summary,
-                findings=findings,
-                evidence=evidence,
-                idempotency_key=key,
-            ),
-        )
-
-    def request_human_review(self, submission_id: str, *, context: str) -> ReviewStatusReported:
-        """Ask for a human decision. Safe to repeat: a repeat adds the request again."""
-        state = self.state_file.read()
-        server, session = require_session(state)
-        with self.api(server, session.token) as api:
-            return api.request_human_review(submission_id, context=context)
-
-    def resolve_finding(
-        self, finding_id: str, *, resolution: str, evidence: Sequence[str]
-    ) -> FindingResolved:
-        """Record how a finding was addressed. Safe to repeat: a resolved finding stays as
-        it was first resolved."""
-        state = self.state_file.read()
-        server, session = require_session(state)
-        with self.api(server, session.token) as api:
-            return api.resolve_finding(finding_id, resolution=resolution, evidence=evidence)
 
     # --- reconciling -----------------------------------------------------------------
 
@@ -563,13 +463,11 @@ class AgentClient(DeliveryCommands, IntegrationCommands):
         return Status(self.state_file.read(), self.clock.wall(), refreshed=True)
 
 
-def _read_brief(
-    api: HubApi, outcome: AttemptOutcome
-) -> tuple[TaskBrief | None, ClientError | None]:
+def _read_brief(api: HubApi, outcome: AttemptOutcome) -> BestEffort[TaskBrief]:
     try:
-        return brief_of(api, outcome.result.task), None
+        return BestEffort(brief_of(api, outcome.result.task))
     except ClientError as error:
-        return None, error
+        return BestEffort(error=error)
 
 
 def _committed_head(path: Path) -> str:

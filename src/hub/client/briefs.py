@@ -30,7 +30,7 @@ def brief_of(api: HubApi, task: Task) -> TaskBrief:
         if subject is not None:
             work_task_id = subject.task.id  # the implementation it reviews or integrates
     packet = api.recovery_packet(work_task_id)
-    repositories, _ = api.repositories(task.project_id)
+    repositories = api.repositories(task.project_id).of_project
     repository: Repository | None = None
     branch: str | None = None
     worktree: Worktree | None = None
@@ -107,7 +107,7 @@ def observed_target(
     if checkout is not None:
         where = checkout.toplevel
         urls = checkout.remote_urls()
-        _, matches = api.repositories(project_id, list(urls.values()))
+        matches = api.repositories(project_id, list(urls.values())).matched
         for name, matched in zip(urls, matches, strict=True):
             if any(r.id == repository.id for r in matched):
                 remote = name

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hub.client.briefs import repository_of_checkout
 from hub.client.engine import (
@@ -35,7 +35,11 @@ from hub.client.engine import (
 )
 from hub.client.errors import CheckoutRefused, ProblemError, StateError, UsageError
 from hub.client.git import Checkout, read_checkout, run_git
+from hub.client.mapping import to_graphql
+from hub.client.operations import Mutation
 from hub.client.results import (
+    AttemptChanged,
+    CheckResult,
     EvidenceRecorded,
     JobReported,
     RecoveryClaimed,
@@ -48,6 +52,11 @@ from hub.client.state import AttemptRecord
 DISPOSITIONS = ("RESUME_SAVED_WORK", "RECONCILE_DELIVERED", "RESTART", "BLOCKED")
 
 
+class ResourceRequest(NamedTuple):
+    resource: str  # its key, or its id (res_…)
+    units: int = 1
+
+
 @dataclass(frozen=True)
 class WorktreeRegistered:
     outcome: AttemptOutcome
@@ -55,13 +64,6 @@ class WorktreeRegistered:
     repository: Repository
     identity: str
     resumed: bool  # already this task's worktree: its saved work, dirty or not
-
-
-@dataclass(frozen=True)
-class CheckReport:
-    name: str
-    outcome: str  # PASS | FAIL | SKIPPED | INTERRUPTED
-    reason: str = ""
 
 
 class DeliveryCommands(ClientEngine):
@@ -73,7 +75,7 @@ class DeliveryCommands(ClientEngine):
         state = self.state_file.read()
         server, session = require_session(state)
         attempt = require_attempt(state)
-        self._check_authority(state, attempt, None, {})
+        self._check_authority(state, attempt)
         checkout = read_checkout(path or Path.cwd())
         if checkout.head is None:
             raise CheckoutRefused(
@@ -104,20 +106,22 @@ class DeliveryCommands(ClientEngine):
                 )
             found = repository_of_checkout(api, attempt.project_id, checkout, repository)
             branch = checkout.branch
-            head = checkout.head
+            register = Mutation(
+                "registerWorktree",
+                {
+                    "attemptId": attempt.id,
+                    "generation": attempt.generation,
+                    "repositoryId": found.id,
+                    "worktreeId": identity,
+                    "path": str(checkout.toplevel),
+                    "branch": branch,
+                    "baseRevision": checkout.head,
+                    "workstation": session.workstation,
+                },
+                AttemptChanged,
+            )
             try:
-                outcome = self._unkeyed(
-                    lambda: api.register_worktree(
-                        attempt.id,
-                        attempt.generation,
-                        repository_id=found.id,
-                        worktree_id=identity,
-                        path=str(checkout.toplevel),
-                        branch=branch,
-                        base_revision=head,
-                        workstation=session.workstation,
-                    )
-                )
+                outcome = self._unkeyed(api, register)
             except ProblemError as refused:
                 if refused.code == "CONFLICT" and "registered to task" in refused.message:
                     raise ProblemError(
@@ -146,21 +150,15 @@ class DeliveryCommands(ClientEngine):
         recovery packet. The new attempt records a disposition before anything else."""
         state = self.state_file.read()
         server, session = require_session(state)
-        arguments = {"taskId": task_id}
+        claim = Mutation("claimRecovery", {"taskId": task_id}, RecoveryClaimed)
         with self.api(server, session.token) as api:
-            if not resolves_pending(state, "claimRecovery", arguments):
+            if not resolves_pending(state, claim):
                 self._refuse_claim_while_holding(
                     api, state, leave_expired=leave_expired, recovering=task_id
                 )
-            outcome = self._keyed(
-                "claimRecovery",
-                arguments,
-                abandon_pending,
-                lambda key: api.claim_recovery(task_id, idempotency_key=key),
-                replace_attempt=True,
-            )
+            outcome = self._keyed(api, claim, abandon_pending, replace_attempt=True)
         if isinstance(outcome.result, RecoveryClaimed):
-            live = [w for w in outcome.result.packet.worktrees if w.released_at is None]
+            live = [w for w in outcome.result.recovery_packet.worktrees if w.released_at is None]
             adopted = self._adopt_worktree(
                 outcome.record.id, live[-1] if live else None, session.workstation
             )
@@ -183,13 +181,19 @@ class DeliveryCommands(ClientEngine):
                 f"attempt {attempt.id} is not a recovery attempt: claim one with "
                 "`hub agent recover TASK`"
             )
-        self._check_authority(state, attempt, None, {})
+        self._check_authority(state, attempt)
+        choice = Mutation(
+            "recordRecoveryDisposition",
+            {
+                "attemptId": attempt.id,
+                "generation": attempt.generation,
+                "disposition": disposition,
+                "reason": reason,
+            },
+            AttemptChanged,
+        )
         with self.api(server, session.token) as api:
-            outcome = self._unkeyed(
-                lambda: api.record_recovery_disposition(
-                    attempt.id, attempt.generation, disposition=disposition, reason=reason
-                )
-            )
+            outcome = self._unkeyed(api, choice)
         if disposition == "RESTART":
             # Starting over releases the task's worktrees: the one adopted is not its own
             # any more, and the restart registers the worktree it works in.
@@ -242,7 +246,7 @@ class DeliveryCommands(ClientEngine):
             checkout = attempt.worktree_id or _checkout_identity(
                 workdir or Path.cwd(), session.workstation
             )
-        arguments: dict[str, Any] = {
+        described: dict[str, Any] = {
             "attemptId": attempt.id,
             "generation": attempt.generation,
             "producer": producer or session.harness,
@@ -259,16 +263,11 @@ class DeliveryCommands(ClientEngine):
         if job_id is None:
             earlier = dict(pending.arguments) if pending is not None else {}
             sent_id = earlier.pop("jobId", None)
-            job_id = sent_id if sent_id and earlier == arguments else f"job-{secrets.token_hex(6)}"
-        arguments["jobId"] = job_id
-        self._check_authority(state, attempt, "registerJob", arguments)
+            job_id = sent_id if sent_id and earlier == described else f"job-{secrets.token_hex(6)}"
+        register = Mutation("registerJob", {**described, "jobId": job_id}, JobReported)
+        self._check_authority(state, attempt, register)
         recorded = self._under_attempt(
-            state,
-            "registerJob",
-            arguments,
-            lambda api, key: api.register_job({**arguments, "idempotencyKey": key}),
-            abandon_pending=abandon_pending,
-            reread=False,
+            state, register, abandon_pending=abandon_pending, reread=False
         )
         job = recorded.answer.job
         with self.state_file.update() as fresh:
@@ -282,32 +281,39 @@ class DeliveryCommands(ClientEngine):
     ) -> JobReported:
         """Report the producer running, or its process exited (observeJob). Allowed after
         the lease ended: observing never renews, and an exit ends recovery holds."""
-        state = self.state_file.read()
-        server, session = require_session(state)
-        chosen = job_id or _last_job(state.attempt)
-        with self.api(server, session.token) as api:
-            reported = api.observe_job(chosen, status=status, note=note)
-        self._forget_released(reported)
-        return reported
+        return self._job_report("observeJob", job_id, {"status": status, "note": note})
 
     def job_finish(
         self, *, job_id: str | None = None, exit_status: int, note: str | None = None
     ) -> JobReported:
         """Record the producer's own exit status (finishJob). Safe to repeat with the same
         status (a replay); a different one is refused."""
+        return self._job_report("finishJob", job_id, {"exitStatus": exit_status, "note": note})
+
+    def _job_report(
+        self, operation: str, job_id: str | None, report: dict[str, Any]
+    ) -> JobReported:
+        """A report on a job (by default the last one registered here); the reservations
+        its report ends are no longer the attempt's."""
         state = self.state_file.read()
         server, session = require_session(state)
         chosen = job_id or _last_job(state.attempt)
         with self.api(server, session.token) as api:
-            reported = api.finish_job(chosen, exit_status=exit_status, note=note)
-        self._forget_released(reported)
+            reported = api.send(Mutation(operation, {"jobId": chosen, **report}, JobReported))
+        gone = {r.id for r in reported.released_reservations if r.state == "RELEASED"}
+        if gone:
+            with self.state_file.update() as fresh:
+                if fresh.attempt is not None:
+                    fresh.attempt.reservation_ids = [
+                        r for r in fresh.attempt.reservation_ids if r not in gone
+                    ]
         return reported
 
     def job_evidence(
         self,
         *,
         required_checks: Sequence[str],
-        checks: Sequence[CheckReport],
+        checks: Sequence[CheckResult],
         check_definition_revision: str,
         config_fingerprint: str,
         job_id: str | None = None,
@@ -335,7 +341,7 @@ class DeliveryCommands(ClientEngine):
         state = self.state_file.read()
         server, session = require_session(state)
         attempt = require_attempt(state)
-        self._check_authority(state, attempt, None, {})
+        self._check_authority(state, attempt)
         if revision is None and dirty_snapshot_digest is None:
             checkout = read_checkout(workdir or Path.cwd())
             if checkout.head is None:
@@ -359,38 +365,35 @@ class DeliveryCommands(ClientEngine):
                 if job is not None:
                     started_at = started_at or job.started_at or job.registered_at
                     ended_at = ended_at or job.finished_at
-            evidence_input: dict[str, Any] = {
-                "attemptId": attempt.id,
-                "generation": attempt.generation,
-                "revision": revision,
-                "treeDigest": tree_digest,
-                "dirtySnapshotDigest": dirty_snapshot_digest,
-                "changedPaths": list(changed_paths),
-                "jobId": job_id,
-                "checkDefinitionRevision": check_definition_revision,
-                "configFingerprint": config_fingerprint,
-                "environmentIdentity": environment_identity
-                or f"{session.workstation}/{platform.system().lower()}-{platform.machine()}",
-                "startedAt": (started_at or now).isoformat(),
-                "endedAt": (ended_at or now).isoformat(),
-                "inputsStable": inputs_stable,
-                "requiredChecks": list(required_checks),
-                "checks": [
-                    {"name": c.name, "outcome": c.outcome, "reason": c.reason} for c in checks
-                ],
-                "artifactAccess": artifact_access,
-                "artifactDigests": list(artifact_digests),
-                "wrapperReportedSuccess": wrapper_reported_success,
-            }
-            try:
-                recorded = api.record_evidence(evidence_input)
-            except ProblemError as problem:
-                with self.state_file.update() as fresh:
-                    self._note_lost_authority(fresh, problem, attempt.id)
-                raise
+            evidence = Mutation(
+                "recordEvidence",
+                {
+                    "attemptId": attempt.id,
+                    "generation": attempt.generation,
+                    "revision": revision,
+                    "treeDigest": tree_digest,
+                    "dirtySnapshotDigest": dirty_snapshot_digest,
+                    "changedPaths": list(changed_paths),
+                    "jobId": job_id,
+                    "checkDefinitionRevision": check_definition_revision,
+                    "configFingerprint": config_fingerprint,
+                    "environmentIdentity": environment_identity
+                    or f"{session.workstation}/{platform.system().lower()}-{platform.machine()}",
+                    "startedAt": (started_at or now).isoformat(),
+                    "endedAt": (ended_at or now).isoformat(),
+                    "inputsStable": inputs_stable,
+                    "requiredChecks": list(required_checks),
+                    "checks": [to_graphql(c) for c in checks],
+                    "artifactAccess": artifact_access,
+                    "artifactDigests": list(artifact_digests),
+                    "wrapperReportedSuccess": wrapper_reported_success,
+                },
+                EvidenceRecorded,
+            )
+            recorded = self._send(api, evidence)
         with self.state_file.update() as fresh:
             if fresh.attempt is not None and fresh.attempt.id == attempt.id:
-                fresh.attempt.evidence[recorded.id] = recorded.revision or ""
+                fresh.attempt.evidence[recorded.evidence.id] = recorded.evidence.revision or ""
         return recorded
 
     # --- resources -------------------------------------------------------------------
@@ -398,7 +401,7 @@ class DeliveryCommands(ClientEngine):
     def resources_acquire(
         self,
         *,
-        resources: Sequence[tuple[str, int]],
+        resources: Sequence[ResourceRequest],
         job_id: str | None = None,
         abandon_pending: bool = False,
     ) -> ReservationsReported:
@@ -420,27 +423,22 @@ class DeliveryCommands(ClientEngine):
                     f"{', '.join(sorted(known)) or 'none'})"
                 )
             wanted = {known.get(name, name): units for name, units in wanted.items()}
-        requests = sorted(wanted.items())
-        arguments: dict[str, Any] = {
-            "attemptId": attempt.id,
-            "generation": attempt.generation,
-            "requests": [list(r) for r in requests],
-            "jobId": job_id,
-        }
-        self._check_authority(state, attempt, "acquireResources", arguments)
-        recorded = self._under_attempt(
-            state,
+        acquire = Mutation(
             "acquireResources",
-            arguments,
-            lambda api, key: api.acquire_resources(
-                attempt.id,
-                attempt.generation,
-                requests=requests,
-                job_id=job_id,
-                idempotency_key=key,
-            ),
-            abandon_pending=abandon_pending,
-            reread=False,
+            {
+                "attemptId": attempt.id,
+                "generation": attempt.generation,
+                "requests": [
+                    {"resourceId": resource, "units": units}
+                    for resource, units in sorted(wanted.items())
+                ],
+                "jobId": job_id,
+            },
+            ReservationsReported,
+        )
+        self._check_authority(state, attempt, acquire)
+        recorded = self._under_attempt(
+            state, acquire, abandon_pending=abandon_pending, reread=False
         )
         with self.state_file.update() as fresh:
             if fresh.attempt is not None and fresh.attempt.id == attempt.id:
@@ -463,15 +461,18 @@ class DeliveryCommands(ClientEngine):
             raise StateError(f"attempt {attempt.id} holds no reservation made here: name one")
         if attempt.state != "ACTIVE" or not attempt.is_current:
             raise not_active(attempt)
+        release = Mutation(
+            "releaseResources",
+            {
+                "attemptId": attempt.id,
+                "generation": attempt.generation,
+                "reservationIds": chosen,
+                "reason": reason,
+            },
+            ReservationsReported,
+        )
         with self.api(server, session.token) as api:
-            try:
-                released = api.release_resources(
-                    attempt.id, attempt.generation, reservation_ids=chosen, reason=reason
-                )
-            except ProblemError as problem:
-                with self.state_file.update() as fresh:
-                    self._note_lost_authority(fresh, problem, attempt.id)
-                raise
+            released = self._send(api, release)
         with self.state_file.update() as fresh:
             if fresh.attempt is not None and fresh.attempt.id == attempt.id:
                 gone = {r.id for r in released.reservations if r.state == "RELEASED"}
@@ -479,16 +480,6 @@ class DeliveryCommands(ClientEngine):
                     r for r in fresh.attempt.reservation_ids if r not in gone
                 ]
         return released
-
-    def _forget_released(self, reported: JobReported) -> None:
-        gone = {r.id for r in reported.released_reservations if r.state == "RELEASED"}
-        if not gone:
-            return
-        with self.state_file.update() as fresh:
-            if fresh.attempt is not None:
-                fresh.attempt.reservation_ids = [
-                    r for r in fresh.attempt.reservation_ids if r not in gone
-                ]
 
 
 def _last_job(attempt: AttemptRecord | None) -> str:

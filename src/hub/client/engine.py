@@ -1,13 +1,16 @@
 """How every `hub agent` command sends its request and keeps the state file in step.
 
 `ClientEngine` joins the API client, the state file and the local deadline, and
-enforces the client's half of the contract for all the command groups built on it
-(`hub.client.agent`, `hub.client.integrating`, `hub.client.delivery`):
+enforces the client's half of the idempotency and lease rules (docs/design.md,
+"Idempotency" and "Offline work") for all the command groups built on it
+(`hub.client.agent`, `reviewing`, `integrating` and `delivery`):
 
 - a keyed mutation records its idempotency key *before* it is sent and keeps it until
   a definite answer arrives; the same command with the same arguments reuses it, and a
-  different request of the same kind is refused until the first is resolved
-  ("Clients must not silently generate a new key after an uncertain claim response");
+  different request of the same kind is refused until the first is resolved (a client
+  never silently makes a new key after an uncertain answer).
+  What is recorded and what is sent are one value (`hub.client.operations.Mutation`):
+  its name and input are the pending record, its document and variables the request;
 - past the conservative local deadline, ownership-dependent changes are refused
   locally, without asking the server, until `status --refresh` reconciles with it.
   Every answer that reports the lease (a renewal, a checkpoint, a replay, a refresh)
@@ -18,11 +21,11 @@ enforces the client's half of the contract for all the command groups built on i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import httpx
 
@@ -38,13 +41,8 @@ from hub.client.errors import (
     StateError,
     TransportFailure,
 )
-from hub.client.results import (
-    Attempt,
-    AttemptResult,
-    IntegrationClaimed,
-    RecoveryClaimed,
-    Worktree,
-)
+from hub.client.operations import Mutation, Payload
+from hub.client.results import Attempt, AttemptResult, IntegrationClaimed, RecoveryClaimed, Worktree
 from hub.client.state import (
     CARRIED,
     AgentState,
@@ -59,6 +57,9 @@ from hub.client.state import (
 _AUTHORITY_LOST = {"LEASE_EXPIRED", "STALE_GENERATION"}
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+A = TypeVar("A", bound=Payload)
+R = TypeVar("R", bound=AttemptResult)
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,26 @@ class AttemptOutcome:
 
 
 @dataclass(frozen=True)
-class Recorded(Generic[T]):
+class BestEffort(Generic[T_co]):
+    """A step after the one that counts (reading a brief after a claim, taking the
+    target's reservation): what it gave, or why it gave nothing."""
+
+    value: T_co | None = None
+    error: ClientError | None = None
+
+
+class OpenSession(NamedTuple):
+    """The state file's session, and the server it was opened on."""
+
+    server: str
+    session: SessionRecord
+
+
+@dataclass(frozen=True)
+class Recorded(Generic[T_co]):
     """An answer made under the current attempt, and the attempt as re-read after it."""
 
-    answer: T
+    answer: T_co
     record: AttemptRecord | None
 
 
@@ -170,39 +187,35 @@ class ClientEngine:
 
     def _keyed(
         self,
-        operation: str,
-        arguments: dict[str, Any],
+        api: HubApi,
+        mutation: Mutation[R],
         abandon_pending: bool,
-        send: Callable[[str], AttemptResult],
         *,
         replace_attempt: bool = False,
     ) -> AttemptOutcome:
-        key = self._reserve_key(operation, arguments, abandon_pending)
+        """Send a keyed claim or change of the attempt, and keep the state file in step
+        with its answer (the attempt, its lease and the local deadline)."""
+        key = self._reserve_key(mutation, abandon_pending)
         try:
-            result = send(key)
+            result = api.send(mutation, key)
         except ProblemError as problem:
             # A problem is a definite answer about this key: nothing is left to resolve.
             with self.state_file.update() as state:
-                _settle(state, operation, key)
-                self._note_lost_authority(state, problem, arguments.get("attemptId"))
+                _settle(state, mutation.name, key)
+                self._note_lost_authority(state, problem, mutation.input.get("attemptId"))
             raise
         except TransportFailure as failure:
-            raise _lost(failure, operation, key) from failure
+            raise _lost(failure, mutation.name, key) from failure
         # Unauthenticated and RequestRejected fall through with the key still pending:
         # they say nothing about an earlier send of the same key.
         with self.state_file.update() as state:
-            _settle(state, operation, key)
+            _settle(state, mutation.name, key)
             record = self._apply(state, result, replace_attempt=replace_attempt)
         return AttemptOutcome(result, record)
 
-    def _unkeyed(self, send: Callable[[], AttemptResult]) -> AttemptOutcome:
-        try:
-            result = send()
-        except ProblemError as problem:
-            with self.state_file.update() as state:
-                attempt_id = state.attempt.id if state.attempt else None
-                self._note_lost_authority(state, problem, attempt_id)
-            raise
+    def _unkeyed(self, api: HubApi, mutation: Mutation[R]) -> AttemptOutcome:
+        """Send a change of the attempt that takes no key (safe to repeat)."""
+        result = self._send(api, mutation)
         with self.state_file.update() as state:
             record = self._apply(state, result, replace_attempt=False)
         return AttemptOutcome(result, record)
@@ -210,41 +223,44 @@ class ClientEngine:
     def _under_attempt(
         self,
         state: AgentState,
-        operation: str,
-        arguments: dict[str, Any],
-        send: Callable[[HubApi, str], T],
+        mutation: Mutation[A],
         *,
         abandon_pending: bool = False,
         reread: bool = True,
-    ) -> Recorded[T]:
+    ) -> Recorded[A]:
         """Send a keyed change made under the current attempt; then re-read the attempt,
         which the change may have ended."""
         server, session = require_session(state)
         attempt = require_attempt(state)
-        key = self._reserve_key(operation, arguments, abandon_pending)
+        key = self._reserve_key(mutation, abandon_pending)
         with self.api(server, session.token) as api:
-            try:
-                answer = self._settled(operation, key, lambda: send(api, key))
-            except ProblemError as problem:
-                with self.state_file.update() as fresh:
-                    self._note_lost_authority(fresh, problem, attempt.id)
-                raise
+            answer = self._settled(mutation, key, lambda: self._send(api, mutation, key))
             record = self._reread_attempt(api, attempt.id) if reread else None
             return Recorded(answer, record)
 
-    def _settled(self, operation: str, key: str, send: Callable[[], T]) -> T:
+    def _send(self, api: HubApi, mutation: Mutation[A], key: str | None = None) -> A:
+        """Send a change made under an attempt; a problem saying the attempt lost its task
+        is acted on locally at once."""
+        try:
+            return api.send(mutation, key)
+        except ProblemError as problem:
+            with self.state_file.update() as fresh:
+                self._note_lost_authority(fresh, problem, mutation.input.get("attemptId"))
+            raise
+
+    def _settled(self, mutation: Mutation[A], key: str, send: Callable[[], T]) -> T:
         """Send a keyed request; a definite answer (success or problem) settles its key,
         an uncertain transport failure leaves it pending for the retry to reuse."""
         try:
             answer = send()
         except ProblemError:
             with self.state_file.update() as fresh:
-                _settle(fresh, operation, key)
+                _settle(fresh, mutation.name, key)
             raise
         except TransportFailure as failure:
-            raise _lost(failure, operation, key) from failure
+            raise _lost(failure, mutation.name, key) from failure
         with self.state_file.update() as fresh:
-            _settle(fresh, operation, key)
+            _settle(fresh, mutation.name, key)
         return answer
 
     def _reread_attempt(self, api: HubApi, attempt_id: str) -> AttemptRecord | None:
@@ -267,7 +283,8 @@ class ClientEngine:
                 )
             return fresh.attempt
 
-    def _reserve_key(self, operation: str, arguments: dict[str, Any], abandon: bool) -> str:
+    def _reserve_key(self, mutation: Mutation[A], abandon: bool) -> str:
+        operation, arguments = mutation.name, mutation.arguments()
         with self.state_file.update() as state:
             pending = state.pending.get(operation)
             if pending is not None and not pending.same_intent(operation, arguments):
@@ -292,13 +309,11 @@ class ClientEngine:
             return pending.key
 
     def _check_authority(
-        self,
-        state: AgentState,
-        attempt: AttemptRecord,
-        operation: str | None,
-        arguments: dict[str, Any],
+        self, state: AgentState, attempt: AttemptRecord, mutation: Mutation[A] | None = None
     ) -> None:
-        if operation is not None and resolves_pending(state, operation, arguments):
+        """Refuse locally a change the attempt may no longer make: ended, expired, or
+        past the conservative local deadline."""
+        if mutation is not None and resolves_pending(state, mutation):
             # Resolving a request sent earlier, not starting a new change: the retry can
             # only replay it, and the server re-checks the lease if it never arrived.
             return
@@ -331,7 +346,7 @@ class ClientEngine:
             # to finish: the server hands it over on its first use.
             unfinished = [
                 i
-                for i in result.packet.integrations
+                for i in result.recovery_packet.integrations
                 if i.integration_task_id == record.task_id
                 and i.state in ("IN_PROGRESS", "UNCERTAIN", "PUBLISHED")
             ]
@@ -429,15 +444,16 @@ def _settle(state: AgentState, operation: str, key: str) -> None:
         del state.pending[operation]
 
 
-def resolves_pending(state: AgentState, operation: str, arguments: dict[str, Any]) -> bool:
-    pending = state.pending.get(operation)
-    return pending is not None and pending.same_intent(operation, arguments)
+def resolves_pending(state: AgentState, mutation: Mutation[A]) -> bool:
+    """The state file holds an unresolved send of this very request: this is its retry."""
+    pending = state.pending.get(mutation.name)
+    return pending is not None and pending.same_intent(mutation.name, mutation.arguments())
 
 
-def require_session(state: AgentState) -> tuple[str, SessionRecord]:
+def require_session(state: AgentState) -> OpenSession:
     if state.server is None or state.session is None:
         raise StateError("no session: run `hub agent start` first")
-    return state.server, state.session
+    return OpenSession(state.server, state.session)
 
 
 def require_attempt(state: AgentState) -> AttemptRecord:
@@ -467,7 +483,7 @@ def _arguments(pending: PendingOperation) -> str:
     return ", ".join(f"{name}={value!r}" for name, value in sorted(pending.arguments.items()))
 
 
-def describe(pending: Any) -> str:
+def describe(pending: Iterable[PendingOperation]) -> str:
     return "; ".join(
         f"{op.operation} key {op.key} sent {op.sends}x since {op.created_at:%Y-%m-%d %H:%M:%S}Z"
         for op in pending

@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from hub.client.api import HubApi
 from hub.client.briefs import brief_of, observed_target
 from hub.client.engine import (
     AttemptOutcome,
+    BestEffort,
     ClientEngine,
     Recorded,
     not_active,
@@ -25,7 +27,14 @@ from hub.client.engine import (
     require_session,
 )
 from hub.client.errors import ClientError, ProblemError, StateError, TransportFailure, UsageError
-from hub.client.results import Integration, IntegrationReported, Task
+from hub.client.operations import Mutation
+from hub.client.results import (
+    Integration,
+    IntegrationClaimed,
+    IntegrationReported,
+    Task,
+    ValidationRecorded,
+)
 from hub.client.state import AttemptRecord
 
 # Integration outcomes that only make things safer (the target stays reserved, or the
@@ -44,12 +53,19 @@ class Waiting:
     to_recover: list[Task]
 
 
+class PassedOver(NamedTuple):
+    """A submission tried and refused (taken meanwhile, its target reserved), with why."""
+
+    submission_id: str
+    error: ClientError
+
+
 @dataclass(frozen=True)
 class IntegrationNext:
     waiting: Waiting
     claimed: AttemptOutcome | None
     # Submissions tried first and refused (taken meanwhile, target reserved), with why.
-    passed_over: list[tuple[str, ClientError]]
+    passed_over: list[PassedOver]
 
 
 class ReservationNotTaken(ClientError):
@@ -97,7 +113,7 @@ class IntegrationCommands(ClientEngine):
                 )
                 return IntegrationNext(waiting, outcome, [])
             self._refuse_claim_while_holding(api, state, leave_expired=leave_expired)
-            passed_over: list[tuple[str, ClientError]] = []
+            passed_over: list[PassedOver] = []
             for task in waiting.ready:
                 submission_id = task.subject_submission_id
                 if submission_id is None:
@@ -116,7 +132,7 @@ class IntegrationCommands(ClientEngine):
                     # the next one may still be free.
                     if refused.code not in ("CONFLICT", "BLOCKED"):
                         raise
-                    passed_over.append((submission_id, refused))
+                    passed_over.append(PassedOver(submission_id, refused))
                     continue
                 return IntegrationNext(waiting, outcome, passed_over)
             return IntegrationNext(waiting, None, passed_over)
@@ -185,24 +201,16 @@ class IntegrationCommands(ClientEngine):
             observed = pending.arguments.get("observedTargetRevision")
         if observed is None:
             observed = self._discover_target(api, submission_id, target_branch, workdir)
-        chosen = observed
-        arguments = {
-            "submissionId": submission_id,
-            "observedTargetRevision": chosen,
-            "targetBranch": target_branch,
-        }
-        return self._keyed(
+        claim = Mutation(
             "claimIntegration",
-            arguments,
-            abandon_pending,
-            lambda key: api.claim_integration(
-                submission_id,
-                observed_target_revision=chosen,
-                target_branch=target_branch,
-                idempotency_key=key,
-            ),
-            replace_attempt=True,
+            {
+                "submissionId": submission_id,
+                "observedTargetRevision": observed,
+                "targetBranch": target_branch,
+            },
+            IntegrationClaimed,
         )
+        return self._keyed(api, claim, abandon_pending, replace_attempt=True)
 
     def _discover_target(
         self, api: HubApi, submission_id: str, target_branch: str | None, workdir: Path
@@ -235,18 +243,17 @@ class IntegrationCommands(ClientEngine):
         observed_target: str | None,
         target_branch: str | None,
         workdir: Path,
-    ) -> tuple[AttemptOutcome | None, ClientError | None]:
+    ) -> BestEffort[AttemptOutcome]:
         """After claiming an integration task: take its target's reservation under the
         same attempt. The claim stands either way; a failure says what to run."""
         submission_id = record.subject_submission_id
         if submission_id is None:
-            return None, StateError(f"task {record.task_id} names no submission")
+            return BestEffort(error=StateError(f"task {record.task_id} names no submission"))
         try:
-            return (
+            return BestEffort(
                 self._claim_integration(
                     api, submission_id, observed_target, target_branch, False, workdir
-                ),
-                None,
+                )
             )
         except ClientError as error:
             branch = f" --branch {target_branch}" if target_branch else ""
@@ -262,7 +269,7 @@ class IntegrationCommands(ClientEngine):
                     f"The task is yours but its target is not reserved: run {command} once "
                     "the cause is fixed, or give the task back with `hub agent relinquish`"
                 )
-            return None, ReservationNotTaken(error, advice)
+            return BestEffort(error=ReservationNotTaken(error, advice))
 
     def integrate_report(
         self,
@@ -281,38 +288,27 @@ class IntegrationCommands(ClientEngine):
         branch = target_branch or attempt.target_branch
         if branch is None:
             raise StateError(f"integration {integration_id} has no target branch: pass --branch")
-        arguments = {
-            "attemptId": attempt.id,
-            "integrationId": integration_id,
-            "outcome": outcome,
-            "targetBranch": branch,
-            "baseRevision": base_revision,
-            "resultRevision": result_revision,
-            "verifiedHow": verified_how,
-            "note": note,
-        }
+        report = Mutation(
+            "recordIntegrationResult",
+            {
+                "attemptId": attempt.id,
+                "generation": attempt.generation,
+                "integrationId": integration_id,
+                "outcome": outcome,
+                "targetBranch": branch,
+                "baseRevision": base_revision,
+                "resultRevision": result_revision,
+                "verifiedHow": verified_how,
+                "note": note,
+            },
+            IntegrationReported,
+        )
         if outcome in _SAFE_OUTCOMES:
             if attempt.state != "ACTIVE" or not attempt.is_current:
                 raise not_active(attempt)
         else:
-            self._check_authority(state, attempt, "recordIntegrationResult", arguments)
-        return self._under_attempt(
-            state,
-            "recordIntegrationResult",
-            arguments,
-            lambda api, key: api.record_integration_result(
-                attempt.id,
-                attempt.generation,
-                integration_id=integration_id,
-                outcome=outcome,
-                target_branch=branch,
-                base_revision=base_revision,
-                result_revision=result_revision,
-                verified_how=verified_how,
-                note=note,
-                idempotency_key=key,
-            ),
-        )
+            self._check_authority(state, attempt, report)
+        return self._under_attempt(state, report)
 
     def integrate_validate(
         self,
@@ -321,7 +317,7 @@ class IntegrationCommands(ClientEngine):
         evidence_ids: Sequence[str],
         passed: bool,
         summary: str = "",
-    ) -> Recorded[IntegrationReported]:
+    ) -> Recorded[ValidationRecorded]:
         """Attach the validation of the integrated result, citing evidence records of it;
         a pass completes the task. Without evidence ids, a pass cites the evidence this
         attempt recorded of exactly that revision (`hub agent job evidence`)."""
@@ -337,30 +333,21 @@ class IntegrationCommands(ClientEngine):
                     f"`hub agent job evidence --revision {result_revision} …` (it prints the "
                     "evidence id), then pass --evidence ID"
                 )
-        arguments = {
-            "attemptId": attempt.id,
-            "integrationId": integration_id,
-            "resultRevision": result_revision,
-            "passed": passed,
-            "evidenceIds": cited,
-            "summary": summary,
-        }
-        self._check_authority(state, attempt, "recordValidation", arguments)
-        return self._under_attempt(
-            state,
+        validation = Mutation(
             "recordValidation",
-            arguments,
-            lambda api, key: api.record_validation(
-                attempt.id,
-                attempt.generation,
-                integration_id=integration_id,
-                result_revision=result_revision,
-                passed=passed,
-                evidence_ids=cited,
-                summary=summary,
-                idempotency_key=key,
-            ),
+            {
+                "attemptId": attempt.id,
+                "generation": attempt.generation,
+                "integrationId": integration_id,
+                "resultRevision": result_revision,
+                "passed": passed,
+                "evidenceIds": cited,
+                "summary": summary,
+            },
+            ValidationRecorded,
         )
+        self._check_authority(state, attempt, validation)
+        return self._under_attempt(state, validation)
 
     def integrate_reconcile(
         self,
@@ -380,32 +367,24 @@ class IntegrationCommands(ClientEngine):
         server, session = require_session(state)
         if integration_id is None:
             integration_id = require_integration(require_attempt(state))
-        chosen = integration_id
-        arguments = {
-            "integrationId": chosen,
-            "remoteRevision": remote_revision,
-            "published": published,
-            "verifiedHow": verified_how,
-            "note": note,
-        }
-        key = self._reserve_key("reconcileIntegration", arguments, False)
+        reconcile = Mutation(
+            "reconcileIntegration",
+            {
+                "integrationId": integration_id,
+                "remoteRevision": remote_revision,
+                "published": published,
+                "verifiedHow": verified_how,
+                "note": note,
+            },
+            IntegrationReported,
+        )
+        key = self._reserve_key(reconcile, False)
         with self.api(server, session.token) as api:
-            answer = self._settled(
-                "reconcileIntegration",
-                key,
-                lambda: api.reconcile_integration(
-                    chosen,
-                    remote_revision=remote_revision,
-                    published=published,
-                    verified_how=verified_how,
-                    note=note,
-                    idempotency_key=key,
-                ),
-            )
+            answer = self._settled(reconcile, key, lambda: api.send(reconcile, key))
             held = state.attempt
             record = (
                 self._reread_attempt(api, held.id)
-                if held is not None and held.integration_id == chosen
+                if held is not None and held.integration_id == integration_id
                 else None
             )
         return Recorded(answer, record)

@@ -4,27 +4,29 @@
 show, list, close, reopen, link and the prerequisites of tasks; create, show, list,
 repositories and policy of projects). Each sends one of the documents in `DOCUMENTS`,
 which are also the copyable files under `graphql/operations/` (a test keeps the two
-identical), and answers a typed record that keeps the payload as received in `raw`.
+identical), and answers a record read by its declaration (`hub.client.mapping`) that
+keeps the payload as received in `raw`. The documents are written out as text, not
+derived from the records: a field added to a record is added to its document here, and
+to the file.
 
-`Connection.resolve` decides which server and which credential a command uses (see its
-docstring); the credential is never printed.
+Which server and credential a command uses is `hub.client.connection`.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from hub.client.api import HubApi, _problem
-from hub.client.errors import StateError, TransportFailure, UsageError
-from hub.client.results import Attempt, Submission, time_of
-from hub.client.state import StateFile, default_state_path
+from hub.client.api import HubApi, reading
+from hub.client.mapping import RECEIVED, RECEIVED_UNTYPED, from_graphql
+from hub.client.operations import Mutation, Payload
+from hub.client.results import Attempt, Submission
 
-DEFAULT_SERVER = "http://127.0.0.1:8000"
+A = TypeVar("A", bound=Payload)
+R = TypeVar("R")
 
 # --- the documents ----------------------------------------------------------------------
 
@@ -205,38 +207,7 @@ class PlannedTask:
     source_id: str | None
     created_at: datetime
     updated_at: datetime
-    raw: dict[str, Any]
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> PlannedTask:
-        return cls(
-            id=str(data["id"]),
-            project_id=str(data["projectId"]),
-            kind=str(data["kind"]),
-            title=str(data["title"]),
-            outcome=str(data["outcome"]),
-            priority=int(data["priority"]),
-            state=str(data["state"]),
-            effective_state=str(data["effectiveState"]),
-            parent_id=data.get("parentId"),
-            required=bool(data["required"]),
-            prerequisite_ids=tuple(str(p) for p in data["prerequisiteIds"]),
-            blocked_count=int(data["blockedCount"]),
-            revision=int(data["revision"]),
-            criteria_revision=int(data["criteriaRevision"]),
-            acceptance_criteria=tuple(str(c) for c in data["acceptanceCriteria"]),
-            generation=int(data["generation"]),
-            current_attempt_id=data.get("currentAttemptId"),
-            subject_submission_id=data.get("subjectSubmissionId"),
-            close_reason=data.get("closeReason"),
-            close_note=data.get("closeNote"),
-            reopen_condition=data.get("reopenCondition"),
-            source_system=data.get("sourceSystem"),
-            source_id=data.get("sourceId"),
-            created_at=time_of(data["createdAt"]),
-            updated_at=time_of(data["updatedAt"]),
-            raw=data,
-        )
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
@@ -247,16 +218,6 @@ class TaskRef:
     state: str
     effective_state: str
 
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> TaskRef:
-        return cls(
-            id=str(data["id"]),
-            kind=str(data["kind"]),
-            title=str(data["title"]),
-            state=str(data["state"]),
-            effective_state=str(data["effectiveState"]),
-        )
-
 
 @dataclass(frozen=True)
 class Link:
@@ -265,69 +226,66 @@ class Link:
     other_task_id: str
     created_at: datetime
 
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Link:
-        return cls(
-            task_id=str(data["taskId"]),
-            kind=str(data["kind"]),
-            other_task_id=str(data["otherTaskId"]),
-            created_at=time_of(data["createdAt"]),
-        )
 
-
-@dataclass(frozen=True)
-class CurrentAttempt:
+@dataclass(frozen=True, kw_only=True)
+class CurrentAttempt(Attempt):
     """The task's current attempt with what is judged at read time."""
 
-    attempt: Attempt
     principal_id: str
     workstation: str
-    holds_authority: bool
     stale_progress: bool
     started_at: datetime
     last_progress_at: datetime
 
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> CurrentAttempt:
-        return cls(
-            attempt=Attempt.of(data),
-            principal_id=str(data["principalId"]),
-            workstation=str(data["workstation"]),
-            holds_authority=bool(data["holdsAuthority"]),
-            stale_progress=bool(data["staleProgress"]),
-            started_at=time_of(data["startedAt"]),
-            last_progress_at=time_of(data["lastProgressAt"]),
-        )
 
-
-@dataclass(frozen=True)
-class TaskDetails:
+@dataclass(frozen=True, kw_only=True)
+class TaskDetails(PlannedTask):
     """`hub task show`: the task, its current attempt and lease, prerequisites,
     submissions and links."""
 
-    task: PlannedTask
     current_attempt: CurrentAttempt | None
     prerequisites: list[TaskRef]
     submissions: list[Submission]
     links: list[Link]
-    raw: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class TaskChanged:
     """A task mutation's answer: the task after it."""
 
+    graphql_type: ClassVar[str] = "TaskPayload"
+
     task: PlannedTask
-    replay: bool
     server_time: datetime
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(metadata=RECEIVED_UNTYPED)
+
+
+@dataclass(frozen=True)
+class TaskCreated(TaskChanged):
+    graphql_type: ClassVar[str] = "CreateTaskPayload"
+
+    replay: bool  # an earlier create with the same key: that task, not a new one
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    has_next_page: bool
+    end_cursor: str | None
+
+
+@dataclass(frozen=True)
+class TaskEdge:
+    node: PlannedTask
 
 
 @dataclass(frozen=True)
 class TaskPage:
-    tasks: list[PlannedTask]
-    has_next_page: bool
-    end_cursor: str | None
+    edges: list[TaskEdge]
+    page_info: PageInfo
+
+    @property
+    def tasks(self) -> list[PlannedTask]:
+        return [edge.node for edge in self.edges]
 
 
 @dataclass(frozen=True)
@@ -337,16 +295,6 @@ class Repository:
     binding: str
     default_branch: str
     aliases: tuple[str, ...]
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Repository:
-        return cls(
-            id=str(data["id"]),
-            remote_url=str(data["remoteUrl"]),
-            binding=str(data["binding"]),
-            default_branch=str(data["defaultBranch"]),
-            aliases=tuple(str(a) for a in data["aliases"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -363,25 +311,7 @@ class Policy:
     max_active_attempts_per_session: int
     agents_may_revise_rules: bool
     created_at: datetime
-    raw: dict[str, Any]
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Policy:
-        return cls(
-            revision=int(data["revision"]),
-            review_policy=str(data["reviewPolicy"]),
-            required_agent_approvals=int(data["requiredAgentApprovals"]),
-            required_human_approvals=int(data["requiredHumanApprovals"]),
-            human_may_approve_own_agent=bool(data["humanMayApproveOwnAgent"]),
-            recovery_mode=str(data["recoveryMode"]),
-            lease_seconds=int(data["leaseSeconds"]),
-            heartbeat_seconds=int(data["heartbeatSeconds"]),
-            max_watch_window_seconds=int(data["maxWatchWindowSeconds"]),
-            max_active_attempts_per_session=int(data["maxActiveAttemptsPerSession"]),
-            agents_may_revise_rules=bool(data["agentsMayReviseRules"]),
-            created_at=time_of(data["createdAt"]),
-            raw=data,
-        )
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
@@ -393,53 +323,52 @@ class Project:
     created_at: datetime
     repositories: list[Repository]
     policy: Policy
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Project:
-        return cls(
-            id=str(data["id"]),
-            name=str(data["name"]),
-            description=str(data["description"]),
-            aliases=tuple(str(a) for a in data["aliases"]),
-            created_at=time_of(data["createdAt"]),
-            repositories=[Repository.of(r) for r in data["repositories"]],
-            policy=Policy.of(data["policy"]),
-            raw=data,
-        )
+
+@dataclass(frozen=True)
+class ProjectEdge:
+    node: Project
 
 
 @dataclass(frozen=True)
 class ProjectPage:
-    projects: list[Project]
-    has_next_page: bool
-    end_cursor: str | None
+    edges: list[ProjectEdge]
+    page_info: PageInfo
 
-
-T = TypeVar("T")
+    @property
+    def projects(self) -> list[Project]:
+        return [edge.node for edge in self.edges]
 
 
 @dataclass(frozen=True)
-class Changed(Generic[T]):
-    """A project mutation's answer, as received (`raw`) and parsed (`value`)."""
+class ProjectCreated:
+    graphql_type: ClassVar[str] = "CreateProjectPayload"
 
-    value: T
+    project: Project
     server_time: datetime
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(metadata=RECEIVED_UNTYPED)
+
+
+@dataclass(frozen=True)
+class RepositoryAdded:
+    graphql_type: ClassVar[str] = "AddRepositoryPayload"
+
+    repository: Repository
+    server_time: datetime
+    raw: dict[str, Any] = field(metadata=RECEIVED_UNTYPED)
+
+
+@dataclass(frozen=True)
+class PolicySet:
+    graphql_type: ClassVar[str] = "SetProjectPolicyPayload"
+
+    policy: Policy
+    server_time: datetime
+    raw: dict[str, Any] = field(metadata=RECEIVED_UNTYPED)
 
 
 # --- the operations ----------------------------------------------------------------------
-
-
-def _read(parse: Callable[[], T], operation: str) -> T:
-    """An answer without the shape asked for is no definite answer (it may have been
-    applied): reported as an uncertain transport failure, like a lost answer."""
-    try:
-        return parse()
-    except (KeyError, TypeError, ValueError) as exc:
-        raise TransportFailure(
-            f"the server's answer to {operation} could not be read ({exc!r})", uncertain=True
-        ) from exc
 
 
 def new_idempotency_key() -> str:
@@ -449,31 +378,14 @@ def new_idempotency_key() -> str:
 class PlanningApi(HubApi):
     """The planning operations of the hub API, as one bearer token sees them."""
 
-    def __enter__(self) -> PlanningApi:
-        return self
+    def _change(self, name: str, input: dict[str, Any], answer: type[A]) -> A:
+        return self.send(Mutation(name, input, answer, fixed_document=DOCUMENTS[name]))
 
-    def _mutation(self, name: str, input: dict[str, Any], payload: str) -> dict[str, Any]:
-        data, _ = self.execute(DOCUMENTS[name], {"input": input})
-
-        def parse() -> dict[str, Any]:
-            result: dict[str, Any] = data[name]
-            if result.get("__typename") != payload:
-                raise _problem(result)
-            return result
-
-        return _read(parse, name)
-
-    def _task_changed(self, name: str, input: dict[str, Any], payload: str) -> TaskChanged:
-        result = self._mutation(name, input, payload)
-        return _read(
-            lambda: TaskChanged(
-                task=PlannedTask.of(result["task"]),
-                replay=bool(result.get("replay", False)),
-                server_time=time_of(result["serverTime"]),
-                raw=_payload(result),
-            ),
-            name,
-        )
+    def _read(self, name: str, variables: dict[str, Any], field: str, record: type[R]) -> R | None:
+        data, _ = self.execute(DOCUMENTS[name], variables)
+        with reading(name):
+            found = data.get(field)
+            return from_graphql(record, found) if found else None
 
     # --- tasks -------------------------------------------------------------------------
 
@@ -492,8 +404,8 @@ class PlanningApi(HubApi):
         source_system: str | None = None,
         source_id: str | None = None,
         idempotency_key: str,
-    ) -> TaskChanged:
-        return self._task_changed(
+    ) -> TaskCreated:
+        return self._change(
             "createTask",
             {
                 "projectId": project_id,
@@ -509,7 +421,7 @@ class PlanningApi(HubApi):
                 "sourceId": source_id,
                 "idempotencyKey": idempotency_key,
             },
-            "CreateTaskPayload",
+            TaskCreated,
         )
 
     def edit_task(
@@ -524,7 +436,7 @@ class PlanningApi(HubApi):
         required: bool | None = None,
         reason: str | None = None,
     ) -> TaskChanged:
-        return self._task_changed(
+        return self._change(
             "editTask",
             {
                 "taskId": task_id,
@@ -538,7 +450,7 @@ class PlanningApi(HubApi):
                 "required": required,
                 "reason": reason,
             },
-            "TaskPayload",
+            TaskChanged,
         )
 
     def close_task(
@@ -550,7 +462,7 @@ class PlanningApi(HubApi):
         reopen_condition: str | None = None,
         related_task_id: str | None = None,
     ) -> TaskChanged:
-        return self._task_changed(
+        return self._change(
             "closeTask",
             {
                 "taskId": task_id,
@@ -559,19 +471,17 @@ class PlanningApi(HubApi):
                 "reopenCondition": reopen_condition,
                 "relatedTaskId": related_task_id,
             },
-            "TaskPayload",
+            TaskChanged,
         )
 
     def reopen_task(self, task_id: str, *, reason: str) -> TaskChanged:
-        return self._task_changed(
-            "reopenTask", {"taskId": task_id, "reason": reason}, "TaskPayload"
-        )
+        return self._change("reopenTask", {"taskId": task_id, "reason": reason}, TaskChanged)
 
     def link_tasks(self, task_id: str, other_task_id: str, *, kind: str) -> TaskChanged:
-        return self._task_changed(
+        return self._change(
             "linkTasks",
             {"taskId": task_id, "otherTaskId": other_task_id, "kind": kind},
-            "TaskPayload",
+            TaskChanged,
         )
 
     def change_prerequisite(
@@ -582,34 +492,18 @@ class PlanningApi(HubApi):
         add: bool,
         override_reason: str | None = None,
     ) -> TaskChanged:
-        return self._task_changed(
+        return self._change(
             "addPrerequisite" if add else "removePrerequisite",
             {
                 "taskId": task_id,
                 "prerequisiteId": prerequisite_id,
                 "overrideReason": override_reason,
             },
-            "TaskPayload",
+            TaskChanged,
         )
 
     def task_details(self, task_id: str) -> TaskDetails | None:
-        data, _ = self.execute(DOCUMENTS["task"], {"id": task_id})
-
-        def parse() -> TaskDetails | None:
-            found = data.get("task")
-            if found is None:
-                return None
-            current = found.get("currentAttempt")
-            return TaskDetails(
-                task=PlannedTask.of(found),
-                current_attempt=CurrentAttempt.of(current) if current else None,
-                prerequisites=[TaskRef.of(p) for p in found["prerequisites"]],
-                submissions=[Submission.of(s) for s in found["submissions"]],
-                links=[Link.of(link) for link in found["links"]],
-                raw=found,
-            )
-
-        return _read(parse, "task")
+        return self._read("task", {"id": task_id}, "task", TaskDetails)
 
     def tasks(
         self,
@@ -621,27 +515,17 @@ class PlanningApi(HubApi):
         first: int | None = None,
         after: str | None = None,
     ) -> TaskPage:
-        data, _ = self.execute(
-            DOCUMENTS["tasks"],
-            {
-                "projectId": project_id,
-                "states": list(states) or None,
-                "kinds": list(kinds) or None,
-                "parentId": parent_id,
-                "first": first,
-                "after": after,
-            },
-        )
-
-        def parse() -> TaskPage:
-            page = data["tasks"]
-            return TaskPage(
-                tasks=[PlannedTask.of(edge["node"]) for edge in page["edges"]],
-                has_next_page=bool(page["pageInfo"]["hasNextPage"]),
-                end_cursor=page["pageInfo"]["endCursor"],
-            )
-
-        return _read(parse, "tasks")
+        variables = {
+            "projectId": project_id,
+            "states": list(states) or None,
+            "kinds": list(kinds) or None,
+            "parentId": parent_id,
+            "first": first,
+            "after": after,
+        }
+        data, _ = self.execute(DOCUMENTS["tasks"], variables)
+        with reading("tasks"):
+            return from_graphql(TaskPage, data["tasks"])
 
     def ready_tasks(
         self, project_id: str, *, kinds: Sequence[str] = (), first: int = 20
@@ -650,23 +534,18 @@ class PlanningApi(HubApi):
             DOCUMENTS["candidates"],
             {"projectId": project_id, "kinds": list(kinds) or None, "first": first},
         )
-        return _read(lambda: [PlannedTask.of(t) for t in data["candidates"]], "candidates")
+        with reading("candidates"):
+            return [from_graphql(PlannedTask, t) for t in data["candidates"]]
 
     # --- projects ----------------------------------------------------------------------
 
     def create_project(
         self, *, name: str, description: str = "", aliases: Sequence[str] = ()
-    ) -> Changed[Project]:
-        result = self._mutation(
+    ) -> ProjectCreated:
+        return self._change(
             "createProject",
             {"name": name, "description": description, "aliases": list(aliases)},
-            "CreateProjectPayload",
-        )
-        return _read(
-            lambda: Changed(
-                Project.of(result["project"]), time_of(result["serverTime"]), _payload(result)
-            ),
-            "createProject",
+            ProjectCreated,
         )
 
     def add_repository(
@@ -676,8 +555,8 @@ class PlanningApi(HubApi):
         remote_url: str,
         default_branch: str = "main",
         aliases: Sequence[str] = (),
-    ) -> Changed[Repository]:
-        result = self._mutation(
+    ) -> RepositoryAdded:
+        return self._change(
             "addRepository",
             {
                 "projectId": project_id,
@@ -685,131 +564,22 @@ class PlanningApi(HubApi):
                 "defaultBranch": default_branch,
                 "aliases": list(aliases),
             },
-            "AddRepositoryPayload",
-        )
-        return _read(
-            lambda: Changed(
-                Repository.of(result["repository"]),
-                time_of(result["serverTime"]),
-                _payload(result),
-            ),
-            "addRepository",
+            RepositoryAdded,
         )
 
     def set_policy(
         self, project_id: str, *, expected_revision: int | None, changes: dict[str, Any]
-    ) -> Changed[Policy]:
-        result = self._mutation(
+    ) -> PolicySet:
+        return self._change(
             "setProjectPolicy",
             {"projectId": project_id, "expectedRevision": expected_revision, **changes},
-            "SetProjectPolicyPayload",
-        )
-        return _read(
-            lambda: Changed(
-                Policy.of(result["policy"]), time_of(result["serverTime"]), _payload(result)
-            ),
-            "setProjectPolicy",
+            PolicySet,
         )
 
     def project(self, project_id: str) -> Project | None:
-        data, _ = self.execute(DOCUMENTS["project"], {"id": project_id})
-
-        def parse() -> Project | None:
-            found = data.get("project")
-            return Project.of(found) if found else None
-
-        return _read(parse, "project")
+        return self._read("project", {"id": project_id}, "project", Project)
 
     def projects(self, *, first: int | None = None, after: str | None = None) -> ProjectPage:
         data, _ = self.execute(DOCUMENTS["projects"], {"first": first, "after": after})
-
-        def parse() -> ProjectPage:
-            page = data["projects"]
-            return ProjectPage(
-                projects=[Project.of(edge["node"]) for edge in page["edges"]],
-                has_next_page=bool(page["pageInfo"]["hasNextPage"]),
-                end_cursor=page["pageInfo"]["endCursor"],
-            )
-
-        return _read(parse, "projects")
-
-
-def _payload(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if k != "__typename"}
-
-
-# --- which server, which credential ---------------------------------------------------------
-
-CredentialSource = Literal["option", "state-file"]
-
-
-@dataclass(frozen=True)
-class Connection:
-    """The server a command talks to and the bearer token it presents (never shown)."""
-
-    server: str
-    token: str
-    source: CredentialSource
-    state_file: Path | None = None
-
-    @classmethod
-    def resolve(
-        cls, *, server: str | None, token: str | None, state: Path | None = None
-    ) -> Connection:
-        """Pick the server and credential, in this order:
-
-        1. `--token` (or `HUB_TOKEN`): a personal token (`hub_pat_…`, a person's or an
-           agent's workstation credential) or any other bearer token, sent to `--server`
-           (or `HUB_SERVER`), else to the agent state file's server, else to
-           http://127.0.0.1:8000;
-        2. otherwise the session token of the `hub agent` state file (`--agent-state`,
-           `HUB_AGENT_STATE`, default ~/.config/hub/agent-state.json), sent only to the
-           server that session was opened on: naming another server is refused, so a
-           session token never travels to a server that did not issue it.
-        """
-        if server is not None and not server.startswith(("http://", "https://")):
-            raise UsageError(f"--server must be an http:// or https:// URL, not {server!r}")
-        path = state or default_state_path()
-        if token is not None:
-            stored = None
-            if server is None:
-                try:
-                    stored = StateFile(path).read().server
-                except StateError:
-                    stored = None  # a token was given: the state file is not needed
-            return cls(server or stored or DEFAULT_SERVER, token, "option")
-        agent_state = StateFile(path).read()
-        if agent_state.session is None or agent_state.server is None:
-            raise UsageError(
-                "no credential: set HUB_TOKEN (or pass --token) to a personal token "
-                "(hub_pat_…; an operator makes one with `hub token create NAME`), or open an "
-                f"agent session with `hub agent start` (no session in {path})"
-            )
-        if server is not None and server.rstrip("/") != agent_state.server.rstrip("/"):
-            raise UsageError(
-                f"the agent session in {path} was opened on {agent_state.server}, not "
-                f"{server}: its token is not sent elsewhere; pass --token (or HUB_TOKEN) "
-                "for that server"
-            )
-        return cls(agent_state.server, agent_state.session.token, "state-file", path)
-
-
-__all__ = [
-    "DEFAULT_SERVER",
-    "DOCUMENTS",
-    "Changed",
-    "Connection",
-    "CurrentAttempt",
-    "Link",
-    "PlannedTask",
-    "PlanningApi",
-    "Policy",
-    "Project",
-    "ProjectPage",
-    "Repository",
-    "TaskChanged",
-    "TaskDetails",
-    "TaskPage",
-    "TaskRef",
-    "new_idempotency_key",
-]
+        with reading("projects"):
+            return from_graphql(ProjectPage, data["projects"])

@@ -1,24 +1,26 @@
-"""What the agent operations answer, parsed from the API's JSON into typed records.
+"""What the agent operations answer: the API's objects and payloads as typed records.
 
-Field names follow the GraphQL schema (in snake case); each `of` reads one object of
-the shape `hub.client.api` selects.
+Each record declares the GraphQL fields it holds, named as the schema names them (in
+snake case). `hub.client.mapping` derives from that one declaration both what a
+document selects and how an answer is read: a field is added in one place. A payload
+record names its GraphQL type (`graphql_type`), which a mutation's answer must be.
+Those that report a lease carry `sent` (when the request left, for the local deadline);
+those the command line prints with `--json` keep `raw`, the payload as received.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from hub.client.deadline import Sent
+from hub.client.mapping import GIVEN, RECEIVED
 
 
-def time_of(value: Any) -> datetime:
-    return datetime.fromisoformat(str(value))
-
-
-def optional_time_of(value: Any) -> datetime | None:
-    return None if value is None else time_of(value)
+@dataclass(frozen=True)
+class Ref:
+    id: str
 
 
 @dataclass(frozen=True)
@@ -27,15 +29,6 @@ class Lease:
     generation: int
     expires_at: datetime
     heartbeat_seconds: int
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Lease:
-        return cls(
-            attempt_id=str(data["attemptId"]),
-            generation=int(data["generation"]),
-            expires_at=time_of(data["expiresAt"]),
-            heartbeat_seconds=int(data["heartbeatSeconds"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -54,24 +47,6 @@ class Task:
     outcome: str = ""
     acceptance_criteria: tuple[str, ...] = ()
     priority: int = 0
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Task:
-        return cls(
-            id=str(data["id"]),
-            project_id=str(data["projectId"]),
-            kind=str(data["kind"]),
-            title=str(data["title"]),
-            state=str(data["state"]),
-            effective_state=str(data["effectiveState"]),
-            generation=int(data["generation"]),
-            criteria_revision=int(data["criteriaRevision"]),
-            current_attempt_id=data.get("currentAttemptId"),
-            subject_submission_id=data.get("subjectSubmissionId"),
-            outcome=str(data.get("outcome") or ""),
-            acceptance_criteria=tuple(str(c) for c in data.get("acceptanceCriteria") or ()),
-            priority=int(data.get("priority") or 0),
-        )
 
 
 @dataclass(frozen=True)
@@ -94,52 +69,31 @@ class Attempt:
     # Absent (None) from answers that do not select it.
     holds_authority: bool | None = None
 
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Attempt:
-        return cls(
-            id=str(data["id"]),
-            project_id=str(data["projectId"]),
-            task_id=str(data["taskId"]),
-            session_id=str(data["sessionId"]),
-            generation=int(data["generation"]),
-            state=str(data["state"]),
-            kind=str(data["kind"]),
-            is_current=bool(data["isCurrent"]),
-            lease_expired=bool(data["leaseExpired"]),
-            expires_at=time_of(data["expiresAt"]),
-            lease_seconds=int(data["leaseSeconds"]),
-            heartbeat_seconds=int(data["heartbeatSeconds"]),
-            criteria_revision=int(data["criteriaRevision"]),
-            disposition=data.get("disposition"),
-            holds_authority=(
-                None if data.get("holdsAuthority") is None else bool(data["holdsAuthority"])
-            ),
-        )
-
 
 @dataclass(frozen=True)
 class AttemptResult:
-    """A claim or an ownership-dependent mutation: the task, attempt and lease after it."""
+    """A claim (ClaimPayload): the task, attempt and lease after it."""
+
+    graphql_type: ClassVar[str] = "ClaimPayload"
 
     task: Task
     attempt: Attempt
     lease: Lease
     replay: bool
     server_time: datetime
-    sent: Sent
-    raw: dict[str, Any]
+    sent: Sent = field(metadata=GIVEN)
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
-    @classmethod
-    def of(cls, data: dict[str, Any], sent: Sent) -> AttemptResult:
-        return cls(
-            task=Task.of(data["task"]),
-            attempt=Attempt.of(data["attempt"]),
-            lease=Lease.of(data["lease"]),
-            replay=bool(data["replay"]),
-            server_time=time_of(data["serverTime"]),
-            sent=sent,
-            raw=data,
-        )
+
+@dataclass(frozen=True)
+class AttemptChanged(AttemptResult):
+    """An ownership-dependent change (AttemptPayload), with what it made."""
+
+    graphql_type: ClassVar[str] = "AttemptPayload"
+
+    checkpoint: Ref | None
+    submission: SubmissionRef | None
+    worktree: Ref | None
 
 
 @dataclass(frozen=True)
@@ -152,21 +106,11 @@ class Session:
     started_at: datetime
     ended_at: datetime | None
 
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Session:
-        return cls(
-            id=str(data["id"]),
-            principal_id=str(data["principalId"]),
-            workstation=str(data["workstation"]),
-            harness=str(data["harness"]),
-            harness_instance=str(data["harnessInstance"]),
-            started_at=time_of(data["startedAt"]),
-            ended_at=optional_time_of(data.get("endedAt")),
-        )
-
 
 @dataclass(frozen=True)
 class SessionStarted:
+    graphql_type: ClassVar[str] = "StartSessionPayload"
+
     session: Session
     token: str
     server_time: datetime
@@ -174,18 +118,25 @@ class SessionStarted:
 
 @dataclass(frozen=True)
 class SessionEnded:
+    graphql_type: ClassVar[str] = "EndSessionPayload"
+
     session: Session
     server_time: datetime
 
 
 @dataclass(frozen=True)
+class PrincipalRef:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
 class Viewer:
-    principal_id: str
-    principal_name: str
+    principal: PrincipalRef
     credential: str
     session: Session | None
     server_time: datetime
-    sent: Sent
+    sent: Sent = field(metadata=GIVEN)
 
 
 @dataclass(frozen=True)
@@ -199,6 +150,8 @@ class AttemptSnapshot:
 
 @dataclass(frozen=True)
 class AdapterEventRecorded:
+    graphql_type: ClassVar[str] = "RecordAdapterEventPayload"
+
     session: Session
     attempts: list[Attempt]
     server_time: datetime
@@ -221,21 +174,12 @@ class Submission:
     policy_revision: int
     created_at: datetime
 
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Submission:
-        return cls(
-            id=str(data["id"]),
-            project_id=str(data["projectId"]),
-            task_id=str(data["taskId"]),
-            attempt_id=str(data["attemptId"]),
-            outcome=str(data["outcome"]),
-            result=str(data["result"]),
-            handoff=str(data["handoff"]),
-            candidate_revision=data.get("candidateRevision"),
-            criteria_revision=int(data["criteriaRevision"]),
-            policy_revision=int(data["policyRevision"]),
-            created_at=time_of(data["createdAt"]),
-        )
+
+@dataclass(frozen=True)
+class SubmissionRef:
+    id: str
+    outcome: str
+    candidate_revision: str | None
 
 
 @dataclass(frozen=True)
@@ -251,21 +195,13 @@ class Finding:
     resolved_at: datetime | None
     # A contributor's proposal, waiting for the author, an operator or a later reviewer.
     proposed_resolution: str | None
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Finding:
-        return cls(
-            id=str(data["id"]),
-            submission_id=str(data["submissionId"]),
-            severity=str(data["severity"]),
-            title=str(data["title"]),
-            remedy=str(data["remedy"]),
-            detail=str(data["detail"]),
-            required=bool(data["required"]),
-            resolution=data.get("resolution"),
-            resolved_at=optional_time_of(data.get("resolvedAt")),
-            proposed_resolution=data.get("proposedResolution"),
-        )
+    review_id: str
+    task_id: str
+    resolution_evidence: list[str]
+    resolved_by: str | None
+    proposed_by: str | None
+    proposed_at: datetime | None
+    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -280,21 +216,10 @@ class Review:
     candidate_revision: str | None
     findings: list[Finding]
     created_at: datetime
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Review:
-        return cls(
-            id=str(data["id"]),
-            submission_id=str(data["submissionId"]),
-            reviewer_kind=str(data["reviewerKind"]),
-            principal_id=str(data["principalId"]),
-            attempt_id=data.get("attemptId"),
-            decision=str(data["decision"]),
-            summary=str(data["summary"]),
-            candidate_revision=data.get("candidateRevision"),
-            findings=[Finding.of(f) for f in data["findings"]],
-            created_at=time_of(data["createdAt"]),
-        )
+    task_id: str
+    session_id: str | None
+    evidence: list[str]
+    policy_revision: int
 
 
 @dataclass(frozen=True)
@@ -313,23 +238,8 @@ class ReviewStatus:
     approved: bool
     ready_for_integration: bool
     waiting_reason: str | None
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> ReviewStatus:
-        return cls(
-            submission_id=str(data["submissionId"]),
-            review_policy=str(data["reviewPolicy"]),
-            agent_approvals=int(data["agentApprovals"]),
-            required_agent_approvals=int(data["requiredAgentApprovals"]),
-            human_approvals=int(data["humanApprovals"]),
-            required_human_approvals=int(data["requiredHumanApprovals"]),
-            rejected=bool(data["rejected"]),
-            unresolved_required_findings=[str(f) for f in data["unresolvedRequiredFindings"]],
-            human_review_requested=bool(data["humanReviewRequested"]),
-            approved=bool(data["approved"]),
-            ready_for_integration=bool(data["readyForIntegration"]),
-            waiting_reason=data.get("waitingReason"),
-        )
+    task_id: str
+    policy_revision: int
 
 
 @dataclass(frozen=True)
@@ -341,42 +251,37 @@ class SubmissionReview:
     status: ReviewStatus
     reviews: list[Review]
     findings: list[Finding]
-    raw: dict[str, Any]
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> SubmissionReview:
-        return cls(
-            submission=Submission.of(data["submission"]),
-            task=Task.of(data["task"]),
-            status=ReviewStatus.of(data["status"]),
-            reviews=[Review.of(r) for r in data["reviews"]],
-            findings=[Finding.of(f) for f in data["findings"]],
-            raw=data,
-        )
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
 class ReviewRecorded:
     """submitReview's answer: the review as recorded and the submission's status after it."""
 
+    graphql_type: ClassVar[str] = "ReviewPayload"
+
     review: Review
     status: ReviewStatus
     server_time: datetime
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
 class ReviewStatusReported:
+    graphql_type: ClassVar[str] = "ReviewStatusPayload"
+
     status: ReviewStatus
     server_time: datetime
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
 class FindingResolved:
+    graphql_type: ClassVar[str] = "ResolveFindingPayload"
+
     finding: Finding
     server_time: datetime
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
@@ -384,16 +289,11 @@ class Validation:
     id: str
     result_revision: str
     passed: bool
-    evidence: list[str]
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Validation:
-        return cls(
-            id=str(data["id"]),
-            result_revision=str(data["resultRevision"]),
-            passed=bool(data["passed"]),
-            evidence=[str(e) for e in data["evidenceIds"]],
-        )
+    evidence_ids: list[str]
+    integration_id: str
+    summary: str
+    reported_by: str
+    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -404,17 +304,8 @@ class IntegrationReport:
     verified_how: str
     note: str
     created_at: datetime
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> IntegrationReport:
-        return cls(
-            outcome=str(data["outcome"]),
-            base_revision=data.get("baseRevision"),
-            result_revision=data.get("resultRevision"),
-            verified_how=str(data["verifiedHow"]),
-            note=str(data["note"]),
-            created_at=time_of(data["createdAt"]),
-        )
+    id: str
+    reported_by: str
 
 
 @dataclass(frozen=True)
@@ -434,26 +325,10 @@ class Integration:
     reservation_held: bool
     validations: list[Validation]
     reports: list[IntegrationReport]
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Integration:
-        return cls(
-            id=str(data["id"]),
-            project_id=str(data["projectId"]),
-            submission_id=str(data["submissionId"]),
-            task_id=str(data["taskId"]),
-            integration_task_id=str(data["integrationTaskId"]),
-            attempt_id=str(data["attemptId"]),
-            binding=str(data["binding"]),
-            target_branch=str(data["targetBranch"]),
-            candidate_revision=str(data["candidateRevision"]),
-            expected_base_revision=str(data["expectedBaseRevision"]),
-            result_revision=data.get("resultRevision"),
-            state=str(data["state"]),
-            reservation_held=bool(data["reservationHeld"]),
-            validations=[Validation.of(v) for v in data["validations"]],
-            reports=[IntegrationReport.of(r) for r in data.get("reports") or ()],
-        )
+    repository_id: str
+    policy_revision: int
+    created_at: datetime
+    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -461,34 +336,31 @@ class IntegrationClaimed(AttemptResult):
     """claimIntegration's answer: a claim of the integration task, plus the integration
     holding the target's exclusive reservation."""
 
+    graphql_type: ClassVar[str] = "ClaimIntegrationPayload"
+
     integration: Integration
     # Taken over from an earlier attempt that left it unfinished: read its reports first.
     inherited: bool = False
 
-    @classmethod
-    def of(cls, data: dict[str, Any], sent: Sent) -> IntegrationClaimed:
-        claimed = AttemptResult.of(data, sent)
-        return cls(
-            task=claimed.task,
-            attempt=claimed.attempt,
-            lease=claimed.lease,
-            replay=claimed.replay,
-            server_time=claimed.server_time,
-            sent=sent,
-            raw=data,
-            integration=Integration.of(data["integration"]),
-            inherited=bool(data.get("inherited")),
-        )
-
 
 @dataclass(frozen=True)
 class IntegrationReported:
-    """The integration after a result, reconciliation or validation was recorded."""
+    """The integration after a result or a reconciliation was recorded."""
+
+    graphql_type: ClassVar[str] = "IntegrationPayload"
 
     integration: Integration
-    validation: Validation | None
     server_time: datetime
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(metadata=RECEIVED)
+
+
+@dataclass(frozen=True)
+class ValidationRecorded(IntegrationReported):
+    """The integration after a validation, and the validation recorded."""
+
+    graphql_type: ClassVar[str] = "RecordValidationPayload"
+
+    validation: Validation
 
 
 # --- repositories, worktrees, recovery ------------------------------------------------
@@ -501,16 +373,6 @@ class Repository:
     remote_url: str
     binding: str
     default_branch: str
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Repository:
-        return cls(
-            id=str(data["id"]),
-            project_id=str(data["projectId"]),
-            remote_url=str(data["remoteUrl"]),
-            binding=str(data["binding"]),
-            default_branch=str(data["defaultBranch"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -526,21 +388,6 @@ class Worktree:
     workstation: str
     released_at: datetime | None
 
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Worktree:
-        return cls(
-            id=str(data["id"]),
-            task_id=str(data["taskId"]),
-            attempt_id=str(data["attemptId"]),
-            repository_id=str(data["repositoryId"]),
-            worktree_id=str(data["worktreeId"]),
-            path=str(data["path"]),
-            branch=str(data["branch"]),
-            base_revision=str(data["baseRevision"]),
-            workstation=str(data["workstation"]),
-            released_at=optional_time_of(data.get("releasedAt")),
-        )
-
 
 @dataclass(frozen=True)
 class Checkpoint:
@@ -551,18 +398,6 @@ class Checkpoint:
     branch: str | None
     published: bool
     created_at: datetime
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Checkpoint:
-        return cls(
-            id=str(data["id"]),
-            attempt_id=str(data["attemptId"]),
-            summary=str(data["summary"]),
-            revision=data.get("revision"),
-            branch=data.get("branch"),
-            published=bool(data["published"]),
-            created_at=time_of(data["createdAt"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -580,23 +415,6 @@ class Job:
     finished_at: datetime | None
     registered_at: datetime
 
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Job:
-        return cls(
-            id=str(data["id"]),
-            job_id=str(data["jobId"]),
-            task_id=str(data["taskId"]),
-            attempt_id=str(data["attemptId"]),
-            operation=str(data["operation"]),
-            invocation=str(data["invocation"]),
-            status=str(data["status"]),
-            exit_status=None if data.get("exitStatus") is None else int(data["exitStatus"]),
-            freshness=str(data["freshness"]),
-            started_at=optional_time_of(data.get("startedAt")),
-            finished_at=optional_time_of(data.get("finishedAt")),
-            registered_at=time_of(data["registeredAt"]),
-        )
-
 
 @dataclass(frozen=True)
 class Reservation:
@@ -608,17 +426,10 @@ class Reservation:
     units: int
     state: str  # RESERVED, HELD (a recovery hold), LAPSED, RELEASED
 
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Reservation:
-        return cls(
-            id=str(data["id"]),
-            resource_id=str(data["resourceId"]),
-            resource_key=str(data["resourceKey"]),
-            attempt_id=str(data["attemptId"]),
-            job_id=data.get("jobId"),
-            units=int(data["units"]),
-            state=str(data["state"]),
-        )
+
+@dataclass(frozen=True)
+class AttemptNote:
+    body: str
 
 
 @dataclass(frozen=True)
@@ -631,48 +442,20 @@ class RecoveryPacket:
     submissions: list[Submission]
     worktrees: list[Worktree]
     published_revisions: list[str]
-    notes: list[str]
+    notes: list[AttemptNote]
     jobs: list[Job]
     holds: list[Reservation]
     integrations: list[Integration]
-    raw: dict[str, Any]
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> RecoveryPacket:
-        return cls(
-            task=Task.of(data["task"]),
-            attempts=[Attempt.of(a) for a in data["attempts"]],
-            checkpoints=[Checkpoint.of(c) for c in data["checkpoints"]],
-            submissions=[Submission.of(s) for s in data["submissions"]],
-            worktrees=[Worktree.of(w) for w in data["worktrees"]],
-            published_revisions=[str(r) for r in data["publishedRevisions"]],
-            notes=[str(n["body"]) for n in data["notes"]],
-            jobs=[Job.of(j) for j in data["jobs"]],
-            holds=[Reservation.of(r) for r in data["holds"]],
-            integrations=[Integration.of(i) for i in data["integrations"]],
-            raw=data,
-        )
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
 class RecoveryClaimed(AttemptResult):
     """claimRecovery's answer: a claim of the task, and its recovery packet."""
 
-    packet: RecoveryPacket
+    graphql_type: ClassVar[str] = "ClaimRecoveryPayload"
 
-    @classmethod
-    def of(cls, data: dict[str, Any], sent: Sent) -> RecoveryClaimed:
-        claimed = AttemptResult.of(data, sent)
-        return cls(
-            task=claimed.task,
-            attempt=claimed.attempt,
-            lease=claimed.lease,
-            replay=claimed.replay,
-            server_time=claimed.server_time,
-            sent=sent,
-            raw=data,
-            packet=RecoveryPacket.of(data["recoveryPacket"]),
-        )
+    recovery_packet: RecoveryPacket
 
 
 @dataclass(frozen=True)
@@ -695,24 +478,53 @@ class TaskBrief:
 
 @dataclass(frozen=True)
 class JobReported:
+    graphql_type: ClassVar[str] = "JobPayload"
+
     job: Job
     replay: bool
     released_reservations: list[Reservation]
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
-class EvidenceRecorded:
+class CheckResult:
+    """A check's outcome as evidence reports it (and as the client records it)."""
+
+    name: str
+    outcome: str  # PASS | FAIL | SKIPPED | INTERRUPTED
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Evidence:
     id: str
     passed: bool
     not_passed_because: list[str]
     revision: str | None
     job_id: str | None
-    raw: dict[str, Any]
+    tree_digest: str | None
+    required_checks: list[str]
+    checks: list[CheckResult]
+    config_fingerprint: str
+    check_definition_revision: str
+    environment_identity: str
+    started_at: datetime
+    ended_at: datetime
+    inputs_stable: bool
+
+
+@dataclass(frozen=True)
+class EvidenceRecorded:
+    graphql_type: ClassVar[str] = "EvidencePayload"
+
+    evidence: Evidence
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
 class ReservationsReported:
+    graphql_type: ClassVar[str] = "ReservationsPayload"
+
     reservations: list[Reservation]
     replay: bool
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(metadata=RECEIVED)

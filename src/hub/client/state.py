@@ -14,8 +14,8 @@ run at once (a heartbeat beside a checkpoint) do not overwrite each other's chan
 A *pending operation* is a keyed mutation whose answer has not arrived. Its
 idempotency key is recorded before the request is sent and kept until a definite answer
 (a payload or a problem); rerunning the same command with the same arguments reuses
-it, so a retry after a timeout can only ever replay the original (contract:
-"Interrupted requests and retries").
+it, so a retry after a timeout can only ever replay the original (docs/design.md,
+"Idempotency").
 """
 
 from __future__ import annotations

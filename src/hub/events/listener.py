@@ -1,4 +1,4 @@
-"""Cross-process wake-ups on PostgreSQL: `LISTEN hub_events` (decisions §11).
+"""Cross-process wake-ups on PostgreSQL: `LISTEN hub_events` (docs/design.md, "Scale").
 
 Every commit that appends events runs `pg_notify('hub_events', stream)` inside its
 transaction (`hub.events.service`), so PostgreSQL delivers the notification to every

@@ -87,7 +87,7 @@ def _flush(uow: UnitOfWork) -> None:
     # Core statements don't autoflush: the rows these events point at are written first.
     session.flush()
     if uow.dialect == "postgresql":
-        # Delivered at commit to every server process listening (decisions §11); sent
+        # Delivered at commit to every server process listening (docs/design.md, "Scale"); sent
         # before the counter rows are locked, so the locks are held one round trip less.
         for stream in sorted(by_stream):
             session.execute(_NOTIFY, {"channel": NOTIFY_CHANNEL, "stream": stream})

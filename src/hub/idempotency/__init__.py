@@ -1,2 +1,2 @@
-"""Idempotency receipts (decisions §3): a retried mutation refers to the original
-operation instead of running twice."""
+"""Idempotency receipts (docs/design.md, "Idempotency"): a retried mutation refers to the
+original operation instead of running twice."""

@@ -306,7 +306,8 @@ def issue_reporter_token(
     expires_at: datetime,
     label: str,
 ) -> IssuedToken:
-    """A reporter credential for one watch window (decisions §1, §5).
+    """A reporter credential for one watch window (docs/design.md, "Health, progress and
+    recovery").
 
     Bound to the session that opened the window, so ending that session revokes it;
     it expires at the window's deadline, and `scope` names the one attempt it serves.

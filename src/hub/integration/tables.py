@@ -100,7 +100,7 @@ class IntegrationReservation(Base):
     """The exclusive right to publish into one target branch of one remote.
 
     Keyed by the normalised repository binding and branch, not by project: two projects
-    bound to the same remote share it (decisions §8).
+    bound to the same remote share it (docs/design.md, "Integration").
     """
 
     __tablename__ = "integration_reservations"

@@ -157,7 +157,8 @@ def observe_job(
     """Attach an observation: the producer is RUNNING, or its process has EXITED.
 
     Allowed after the attempt's lease has ended: an observer reconnecting to a job it
-    was authorised for resumes observing (contract), but observing never renews.
+    was authorised for resumes observing (docs/design.md, "Jobs and evidence"), but
+    observing never renews.
     """
     if status not in OBSERVED_STATUSES:
         raise ValidationFailed("status", f"must be one of {', '.join(OBSERVED_STATUSES)}")

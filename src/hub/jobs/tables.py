@@ -1,6 +1,6 @@
 """Tables of the jobs module.
 
-A job is separate from the attempt that launched it (contract, "External jobs and
+A job is separate from the attempt that launched it (docs/design.md, "Jobs and
 evidence"): it keeps its own record after the attempt's lease ends. References to
 work rows are composite `(project_id, x_id)` foreign keys, so the database refuses
 a job or evidence that points into another project.

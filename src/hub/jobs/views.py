@@ -67,8 +67,9 @@ def job_view(row: Job, now: datetime, stale_progress_seconds: int) -> JobView:
     if terminal:
         freshness = FINAL
     elif silent_for >= timedelta(seconds=row.freshness_seconds):
-        # Not heard within the window: unknown, never "stopped" (contract: a previously
-        # running job with an unreachable observer is unobserved, not proved stopped).
+        # Not heard within the window: unknown, never "stopped": a previously running job
+        # with an unreachable observer is unobserved, not proved stopped (docs/design.md,
+        # "Jobs and evidence").
         freshness = UNOBSERVED
     else:
         freshness = FRESH
@@ -189,7 +190,8 @@ def verdict(row: Evidence, checks: tuple[CheckResult, ...], job: Job | None) -> 
     """Why this evidence is not a pass (empty: it is one).
 
     Only the producer's own results count: a wrapper's success, a missing check, an
-    unknown exit status or an interrupted run never become a pass (contract).
+    unknown exit status or an interrupted run never become a pass (docs/design.md, "Jobs
+    and evidence").
     """
     reasons: list[str] = []
     required = list(row.required_checks or ())

@@ -1,8 +1,9 @@
 """Watch windows: a declared wait, and the narrowly scoped reporter token that serves it.
 
-The reporter token (decisions §1, §5) renews one attempt's lease and reports that
-attempt's jobs, until the window's deadline and never past it; it cannot checkpoint,
-submit, change policy or open another window. Ending the window revokes it.
+The reporter token (docs/design.md, "Health, progress and recovery") renews one
+attempt's lease and reports that attempt's jobs, until the window's deadline and never
+past it; it cannot checkpoint, submit, change policy or open another window. Ending the
+window revokes it.
 """
 
 from __future__ import annotations

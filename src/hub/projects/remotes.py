@@ -1,10 +1,11 @@
 """Repository remote URLs and their normalised binding.
 
 Two spellings of one remote must be one binding, because integration reservations
-are keyed by it (decisions §8): `git@github.com:o/r.git`, `ssh://git@github.com/o/r`
-and `https://GitHub.com/o/r/` all bind `github.com/o/r`. Host case, scheme, user
-info, a trailing `.git` and trailing slashes do not matter; path case does (most
-hosts treat paths case-sensitively). Credentials in a URL are never stored.
+are keyed by it (docs/design.md, "Project boundaries"): `git@github.com:o/r.git`,
+`ssh://git@github.com/o/r` and `https://GitHub.com/o/r/` all bind `github.com/o/r`.
+Host case, scheme, user info, a trailing `.git` and trailing slashes do not matter;
+path case does (most hosts treat paths case-sensitively). Credentials in a URL are
+never stored.
 """
 
 from __future__ import annotations

@@ -85,7 +85,8 @@ class ProjectPolicy(Base):
     heartbeat_seconds: Mapped[int] = mapped_column(Integer)
     max_watch_window_seconds: Mapped[int] = mapped_column(Integer)
     max_active_attempts_per_session: Mapped[int] = mapped_column(Integer)
-    # Rule delegation (decisions §10): may agents revise binding rules without a human?
+    # Rule delegation: may agents revise binding rules without a human? Stored, not yet
+    # read: the knowledge module is not built (docs/design.md, "Not built yet").
     agents_may_revise_rules: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     created_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))

@@ -14,7 +14,8 @@ class ResourceDefinedDifferently(Conflict):
 
 
 class ResourcesBusy(Blocked):
-    """Nothing was reserved: the set is taken whole or not at all (contract)."""
+    """Nothing was reserved: the set is taken whole or not at all (docs/design.md,
+    "Resources and recovery holds")."""
 
 
 class NotHeld(InvalidTransition):

@@ -360,7 +360,8 @@ def release_resources(
 def clear_hold(
     uow: UnitOfWork, actor: Actor, *, reservation_id: str, reason: str
 ) -> ReservationView:
-    """An operator ends a recovery hold, saying why (the third clearing route, §6)."""
+    """An operator ends a recovery hold, saying why: the third way a hold is cleared
+    (docs/design.md, "Resources and recovery holds")."""
     reason = clean_text("reason", reason, 2000)
     if not actor.is_operator or actor.is_reporter:
         raise PermissionDenied("only an operator clears a recovery hold")
@@ -375,7 +376,8 @@ def clear_hold(
 def release_after_job(uow: UnitOfWork, actor: Actor, job: jobs.JobView) -> list[ReservationView]:
     """After a job's terminal result: end its own reservations, and clear the recovery
     holds of its attempt that nothing else keeps (the producer's result, or a reporter's
-    observation that the process exited, is what resolves them; decisions §6)."""
+    observation that the process exited, is what resolves them; docs/design.md,
+    "Resources and recovery holds")."""
     if not job.terminal:
         return []
     rows = uow.session.scalars(

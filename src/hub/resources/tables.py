@@ -3,7 +3,7 @@
 A resource's identity is `identity_key`, unique across the deployment: for project and
 checkout resources it includes the project, for workstation and environment resources
 it does not, so projects that share a physical machine or environment resolve it to one
-reservation identity (contract, "Project boundaries").
+reservation identity (docs/design.md, "Resources and recovery holds").
 """
 
 from __future__ import annotations

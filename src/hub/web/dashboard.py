@@ -71,7 +71,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
     # Cookies travel over HTTPS only, except on a developer's plain-HTTP localhost.
     secure = not settings.is_development
     # Both cookies are signed with the deployment's key, not a per-process one: any
-    # server process must accept what another one issued (decisions.md §11).
+    # server process must accept what another one issued (docs/design.md, "Scale").
     routes: list[BaseRoute] = [
         *signin_routes(runtime),
         *page_routes(runtime),

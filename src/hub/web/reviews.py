@@ -1,8 +1,9 @@
 """Human review on the dashboard: the review queue (`/reviews`) and the submission page
 (`/submissions/{id}`) with the approve/reject form.
 
-decisions.md §4 and scenario 11: a submission waiting on a missing reviewer shows why,
-and past `review_wait_warning_seconds` the queue flags it; only a signed-in human
+docs/design.md ("Submissions, review and independence") and scenario 11 of
+docs/scenarios.md: a submission waiting on a missing reviewer shows why, and past
+`review_wait_warning_seconds` the queue flags it; only a signed-in human
 records the human decision, through `hub.review.service.record_human_review`, which
 also refuses obsolete submissions. Pages are read in one transaction from service
 functions; a decision is one write, then POST-redirect-GET back to the page.

@@ -536,7 +536,8 @@ def renew_lease(
     expires_at = held.now + timedelta(seconds=held.attempt.lease_seconds)
     window_end = actor.scope.get("window_ends_at") if actor.is_reporter else None
     if window_end is not None:
-        # A reporter renews within its watch window, never past it (decisions §5).
+        # A reporter renews within its watch window, never past it (docs/design.md,
+        # "Health, progress and recovery").
         expires_at = min(expires_at, datetime.fromisoformat(window_end))
     held.attempt.expires_at = max(expires_at, held.attempt.expires_at)
     if actor.credential == "session":

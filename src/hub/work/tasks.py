@@ -1,8 +1,8 @@
 """Tasks: creation, edits with lost-update protection, closure, links, and reading them.
 
 Generic edits never touch `state`, `generation` or `current_attempt_id`: those move
-only through claims, submissions and recovery (contract: "Generic task edits cannot
-bypass this rule").
+only through claims, submissions and recovery (docs/design.md, "Tasks, attempts,
+leases and generations").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 An implementation submission is not a finished deliverable. Review and integration
 tasks become eligible from the immutable submission id and candidate revision, not
 from the implementation task being done — that task is itself waiting for them
-(contract: "Avoid circular completion requirements"). A new candidate is a new
+(docs/design.md, "Submissions, review and independence"). A new candidate is a new
 submission; tasks opened for an older one are closed as superseded and their reviews
 stay history.
 

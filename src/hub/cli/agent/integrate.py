@@ -17,33 +17,28 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from hub.cli.agent import (
+from hub.cli.agent.command import command
+from hub.cli.agent.options import (
     AbandonPending,
-    AsJson,
     LeaveExpired,
     ObservedTarget,
-    Project,
-    StatePath,
     TargetBranch,
-    open_client,
+)
+from hub.cli.agent.output import (
+    attempt_json,
+    error_json,
     print_lease,
     render_attempt,
-    reporting,
 )
-from hub.cli.agent_render import (
-    console,
-    error_json,
-    errors,
-    print_json,
-)
+from hub.cli.options import Project
+from hub.cli.output import console, errors, print_json
 from hub.client.advice import cli_message
-from hub.client.agent import AttemptOutcome
+from hub.client.agent import AgentClient, AttemptOutcome
 from hub.client.engine import Recorded
 from hub.client.integrating import Waiting
 from hub.client.results import Integration, IntegrationClaimed, IntegrationReported, Task
-from hub.client.state import AttemptRecord
 
-integrate_app = typer.Typer(
+app = typer.Typer(
     help="Integrate approved submissions: list them, reserve the target, report, reconcile, "
     "validate.",
     no_args_is_help=True,
@@ -70,173 +65,173 @@ Branch = Annotated[
 Note = Annotated[str, typer.Option(help="Anything a reader should know.")]
 
 
-@integrate_app.command("list")
-def integrate_list(project: Project, state: StatePath = None, as_json: AsJson = False) -> None:
+@command(app, "list")
+def integrate_list(
+    client: AgentClient,
+    as_json: bool,
+    project: Project,
+) -> None:
     """List the approved submissions waiting for integration, oldest first."""
-    with reporting(as_json):
-        waiting = open_client(state).integrate_waiting(project)
-        if as_json:
-            print_json({"ok": True, **_waiting_json(waiting)})
-        else:
-            _print_waiting(waiting)
+    waiting = client.integrate_waiting(project)
+    if as_json:
+        print_json({"ok": True, **_waiting_json(waiting)})
+    else:
+        _print_waiting(waiting)
 
 
-@integrate_app.command("next")
+@command(app, "next")
 def integrate_next(
+    client: AgentClient,
+    as_json: bool,
     project: Project,
     observed_target: ObservedTarget = None,
     branch: TargetBranch = None,
     leave_expired: LeaveExpired = False,
     abandon_pending: AbandonPending = False,
-    state: StatePath = None,
-    as_json: AsJson = False,
 ) -> None:
     """List the approved submissions waiting for integration and claim the oldest one's
     integration, with the target's reservation. Nothing waiting is no error (exit 0)."""
-    with reporting(as_json):
-        chosen = open_client(state).integrate_next(
-            project=project,
-            observed_target=observed_target,
-            target_branch=branch,
-            abandon_pending=abandon_pending,
-            leave_expired=leave_expired,
-        )
-        passed_over = [
-            {"submissionId": sid, "error": error_json(error)} for sid, error in chosen.passed_over
-        ]
-        if as_json:
-            body = {**_waiting_json(chosen.waiting), "passedOver": passed_over}
-            if chosen.claimed is None:
-                print_json({"ok": True, "claimed": False, **body})
-            else:
-                render_attempt(chosen.claimed, "claimed", True, extra={"claimed": True, **body})
-            return
-        _print_waiting(chosen.waiting)
-        for sid, error in chosen.passed_over:
-            errors.print(
-                f"[yellow]passed over submission {sid}[/yellow]: {escape(cli_message(error))}"
-            )
+    chosen = client.integrate_next(
+        project=project,
+        observed_target=observed_target,
+        target_branch=branch,
+        abandon_pending=abandon_pending,
+        leave_expired=leave_expired,
+    )
+    passed_over = [
+        {"submissionId": sid, "error": error_json(error)} for sid, error in chosen.passed_over
+    ]
+    if as_json:
+        body = {**_waiting_json(chosen.waiting), "passedOver": passed_over}
         if chosen.claimed is None:
-            console.print("nothing claimed: no approved submission is free to integrate")
-            return
-        _print_claimed(chosen.claimed)
+            print_json({"ok": True, "claimed": False, **body})
+        else:
+            render_attempt(chosen.claimed, "claimed", True, extra={"claimed": True, **body})
+        return
+    _print_waiting(chosen.waiting)
+    for sid, error in chosen.passed_over:
+        errors.print(f"[yellow]passed over submission {sid}[/yellow]: {escape(cli_message(error))}")
+    if chosen.claimed is None:
+        console.print("nothing claimed: no approved submission is free to integrate")
+        return
+    _print_claimed(chosen.claimed)
 
 
-@integrate_app.command("claim")
+@command(app, "claim")
 def integrate_claim(
+    client: AgentClient,
+    as_json: bool,
     submission_id: Annotated[str, typer.Argument(help="The approved submission to integrate.")],
     observed_target: ObservedTarget = None,
     branch: TargetBranch = None,
     leave_expired: LeaveExpired = False,
     abandon_pending: AbandonPending = False,
-    state: StatePath = None,
-    as_json: AsJson = False,
 ) -> None:
     """Claim a submission's integration and the target's reservation; with its integration
     task already held (`hub agent next --kind INTEGRATION`), take the reservation."""
-    with reporting(as_json):
-        outcome = open_client(state).integrate_claim(
-            submission_id,
-            observed_target_revision=observed_target,
-            target_branch=branch,
-            abandon_pending=abandon_pending,
-            leave_expired=leave_expired,
-        )
-        if as_json:
-            render_attempt(outcome, "claimed integration", as_json)
-        else:
-            _print_claimed(outcome)
+    outcome = client.integrate_claim(
+        submission_id,
+        observed_target_revision=observed_target,
+        target_branch=branch,
+        abandon_pending=abandon_pending,
+        leave_expired=leave_expired,
+    )
+    if as_json:
+        render_attempt(outcome, "claimed integration", as_json)
+    else:
+        _print_claimed(outcome)
 
 
-@integrate_app.command("publish")
+@command(app, "publish")
 def publish(
+    client: AgentClient,
+    as_json: bool,
     base: Annotated[str, typer.Option(help="The target revision the result is based on.")],
     result: Annotated[str, typer.Option(help="The target revision after the publish.")],
     verified_how: VerifiedHow = Verification.CLIENT_REPORTED,
     branch: Branch = None,
     note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
 ) -> None:
     """Report that the candidate landed on the target (PUBLISHED); validate it next."""
-    _report("PUBLISHED", base, result, verified_how, branch, note, state, as_json)
+    _report(client, as_json, "PUBLISHED", base, result, verified_how, branch, note)
 
 
-@integrate_app.command("moved")
+@command(app, "moved")
 def moved(
+    client: AgentClient,
+    as_json: bool,
     base: Annotated[str, typer.Option(help="Where the target is now.")],
     verified_how: VerifiedHow = Verification.CLIENT_REPORTED,
     branch: Branch = None,
     note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
 ) -> None:
     """Report that the target moved (TARGET_MOVED): rebase on it, publish, validate."""
-    _report("TARGET_MOVED", base, None, verified_how, branch, note, state, as_json)
+    _report(client, as_json, "TARGET_MOVED", base, None, verified_how, branch, note)
 
 
-@integrate_app.command("conflict")
+@command(app, "conflict")
 def conflict(
+    client: AgentClient,
+    as_json: bool,
     base: Annotated[str | None, typer.Option(help="The target revision tried.")] = None,
     branch: Branch = None,
     note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
 ) -> None:
     """Report a conflict (CONFLICT): the implementation goes back for revision."""
-    _report("CONFLICT", base, None, Verification.CLIENT_REPORTED, branch, note, state, as_json)
+    _report(client, as_json, "CONFLICT", base, None, Verification.CLIENT_REPORTED, branch, note)
 
 
-@integrate_app.command("uncertain")
+@command(app, "uncertain")
 def uncertain(
+    client: AgentClient,
+    as_json: bool,
     base: Annotated[str | None, typer.Option(help="The target revision pushed onto.")] = None,
     result: Annotated[str | None, typer.Option(help="The revision that may have landed.")] = None,
     branch: Branch = None,
     note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
 ) -> None:
     """Report that nobody knows whether the push landed (UNCERTAIN): the target stays
     reserved until `integrate reconcile` records what the remote holds."""
-    _report("UNCERTAIN", base, result, Verification.CLIENT_REPORTED, branch, note, state, as_json)
+    _report(client, as_json, "UNCERTAIN", base, result, Verification.CLIENT_REPORTED, branch, note)
 
 
-@integrate_app.command("abandon")
+@command(app, "abandon")
 def abandon(
+    client: AgentClient,
+    as_json: bool,
     branch: Branch = None,
     note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
 ) -> None:
     """Give the integration up (ABANDONED): the reservation is released and the integration
     task reopens for someone else."""
-    _report("ABANDONED", None, None, Verification.CLIENT_REPORTED, branch, note, state, as_json)
+    _report(client, as_json, "ABANDONED", None, None, Verification.CLIENT_REPORTED, branch, note)
 
 
 def _report(
+    client: AgentClient,
+    as_json: bool,
     outcome: str,
     base: str | None,
     result: str | None,
     verified_how: Verification,
     branch: str | None,
     note: str,
-    state: StatePath,
-    as_json: bool,
 ) -> None:
-    with reporting(as_json):
-        done = open_client(state).integrate_report(
-            outcome=outcome,
-            base_revision=base,
-            result_revision=result,
-            target_branch=branch,
-            verified_how=verified_how.value,
-            note=note,
-        )
-        _render_integration(done, f"reported {outcome}", as_json)
+    done = client.integrate_report(
+        outcome=outcome,
+        base_revision=base,
+        result_revision=result,
+        target_branch=branch,
+        verified_how=verified_how.value,
+        note=note,
+    )
+    _render_integration(done, f"reported {outcome}", as_json)
 
 
-@integrate_app.command("reconcile")
+@command(app, "reconcile")
 def reconcile(
+    client: AgentClient,
+    as_json: bool,
     remote: Annotated[str, typer.Option(help="What the remote target holds now.")],
     published: Annotated[
         bool,
@@ -248,24 +243,23 @@ def reconcile(
     ] = None,
     verified_how: VerifiedHow = Verification.CLIENT_REPORTED,
     note: Note = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
 ) -> None:
     """Record what the remote holds after an uncertain publish. Allowed past the local
     deadline: reconciling is what comes after it."""
-    with reporting(as_json):
-        done = open_client(state).integrate_reconcile(
-            remote_revision=remote,
-            published=published,
-            integration_id=integration_id,
-            verified_how=verified_how.value,
-            note=note,
-        )
-        _render_integration(done, "reconciled", as_json)
+    done = client.integrate_reconcile(
+        remote_revision=remote,
+        published=published,
+        integration_id=integration_id,
+        verified_how=verified_how.value,
+        note=note,
+    )
+    _render_integration(done, "reconciled", as_json)
 
 
-@integrate_app.command("validate")
+@command(app, "validate")
 def validate(
+    client: AgentClient,
+    as_json: bool,
     result: Annotated[str, typer.Option(help="The integrated result revision validated.")],
     evidence: Annotated[
         list[str] | None,
@@ -282,52 +276,36 @@ def validate(
         bool, typer.Option("--failed", help="The validation failed: the task goes back.")
     ] = False,
     summary: Annotated[str, typer.Option(help="What was validated.")] = "",
-    state: StatePath = None,
-    as_json: AsJson = False,
 ) -> None:
     """Record the validation of the integrated result, citing its evidence; a pass
     completes the implementation task."""
-    with reporting(as_json):
-        done = open_client(state).integrate_validate(
-            result_revision=result,
-            evidence_ids=evidence or [],
-            passed=not failed,
-            summary=summary,
-        )
-        _render_integration(done, "validation failed" if failed else "validated", as_json)
+    done = client.integrate_validate(
+        result_revision=result,
+        evidence_ids=evidence or [],
+        passed=not failed,
+        summary=summary,
+    )
+    _render_integration(done, "validation failed" if failed else "validated", as_json)
 
 
-@integrate_app.command("show")
+@command(app, "show")
 def integrate_show(
+    client: AgentClient,
+    as_json: bool,
     integration_id: Annotated[
         str | None,
         typer.Argument(help="The integration (default: the state file's current one)."),
     ] = None,
-    state: StatePath = None,
-    as_json: AsJson = False,
 ) -> None:
     """Show an integration: target, revisions, reports and validations."""
-    with reporting(as_json):
-        found = open_client(state).integrate_show(integration_id)
-        if as_json:
-            print_json({"ok": True, "integration": _integration_json(found)})
-        else:
-            _print_integration(found)
+    found = client.integrate_show(integration_id)
+    if as_json:
+        print_json({"ok": True, "integration": _integration_json(found)})
+    else:
+        _print_integration(found)
 
 
 # --- rendering ---------------------------------------------------------------------------
-
-
-def _attempt_json(record: AttemptRecord | None) -> dict[str, Any] | None:
-    if record is None:
-        return None
-    return {
-        "id": record.id,
-        "taskId": record.task_id,
-        "generation": record.generation,
-        "state": record.state,
-        "isCurrent": record.is_current,
-    }
 
 
 def _integration_json(integration: Integration) -> dict[str, Any]:
@@ -364,7 +342,7 @@ def _integration_json(integration: Integration) -> dict[str, Any]:
 
 def _render_integration(done: Recorded[IntegrationReported], verb: str, as_json: bool) -> None:
     if as_json:
-        print_json({"ok": True, **done.answer.raw, "attempt": _attempt_json(done.record)})
+        print_json({"ok": True, **done.answer.raw, "attempt": attempt_json(done.record)})
         return
     console.print(f"{verb}:")
     _print_integration(done.answer.integration)

@@ -1,0 +1,83 @@
+"""A mutation as one value: what the client sends, written once.
+
+`Mutation(name, input, answer)` is everything about one request: the operation, its
+input (without the idempotency key), and the payload record its answer is read into.
+The same value is recorded with a pending idempotency key in the state file (its name
+and input are what a retry must repeat) and sent (`HubApi.send`): the document is
+derived from the answer's declaration (`hub.client.mapping.selection`), or is one of
+the fixed documents of `hub.client.planning.DOCUMENTS`.
+
+A problem in a mutation's result union is read into a `ProblemError` (`problem_of`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from hub.client.errors import NothingToClaim, ProblemError
+from hub.client.mapping import selection
+
+
+class Payload(Protocol):
+    """A payload record: it names the GraphQL type a mutation's answer must be."""
+
+    graphql_type: ClassVar[str]
+
+
+A = TypeVar("A", bound=Payload)
+
+# The problems every mutation's result union may hold, with their details.
+PROBLEMS = (
+    "... on Problem { code message }"
+    " ... on NotFound { what } ... on ValidationFailed { field }"
+    " ... on Blocked { blockers }"
+    " ... on AmbiguousProject { candidates { id name matched } }"
+)
+
+
+@dataclass(frozen=True)
+class Mutation(Generic[A]):
+    """One request, written once: the state file records its `name` and `arguments()`
+    with a pending idempotency key, and `HubApi.send` sends its `document` with
+    `variables(key)`; a retry sends the same value under the same key."""
+
+    name: str
+    input: Mapping[str, Any]
+    answer: type[A]
+    # A fixed document (the copyable ones of `hub.client.planning`); else derived.
+    fixed_document: str | None = field(default=None, compare=False)
+
+    @property
+    def document(self) -> str:
+        if self.fixed_document is not None:
+            return self.fixed_document
+        title = self.name[0].upper() + self.name[1:]
+        return (
+            f"mutation {title}($input: {title}Input!) {{ {self.name}(input: $input) {{"
+            f" __typename {PROBLEMS}"
+            f" ... on {self.answer.graphql_type} {{ {selection(self.answer)} }} }} }}"
+        )
+
+    def variables(self, idempotency_key: str | None = None) -> dict[str, Any]:
+        sent = dict(self.input)
+        if idempotency_key is not None:
+            sent["idempotencyKey"] = idempotency_key
+        return {"input": sent}
+
+    def arguments(self) -> dict[str, Any]:
+        """The input as the state file records it with a pending key."""
+        return dict(self.input)
+
+
+def problem_of(result: Mapping[str, Any]) -> ProblemError:
+    typename = str(result.get("__typename"))
+    details = {k: v for k, v in result.items() if k not in ("__typename", "code", "message")}
+    kind = NothingToClaim if result.get("code") == NothingToClaim.CODE else ProblemError
+    return kind(
+        typename,
+        str(result.get("code") or typename),
+        str(result.get("message") or typename),
+        details,
+    )
