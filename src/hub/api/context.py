@@ -12,7 +12,9 @@ from starlette.requests import HTTPConnection
 from strawberry.types import Info
 
 from hub.errors import Unauthenticated
+from hub.events.feed import follow
 from hub.events.recheck import rechecked
+from hub.events.service import EventRecord
 from hub.identity import service as identity
 from hub.identity.actor import Actor
 from hub.runtime import Runtime
@@ -32,6 +34,8 @@ class HubContext:
     response: Any = None
     connection_params: dict[str, Any] | None = None
     _actor: Actor | None = field(default=None, repr=False)
+    # This request's loaders of nested fields, by batch (`hub.api.loaders`).
+    loaders: dict[object, Any] = field(default_factory=dict, repr=False)
 
     def bearer(self) -> str | None:
         header = self.request.headers.get("authorization")
@@ -87,6 +91,25 @@ class HubContext:
                 raise unauthenticated(
                     f"the subscription ended, its credential no longer holds: {gone.message}"
                 ) from None
+
+    async def follow(self, stream: str, after: int) -> AsyncGenerator[EventRecord, None]:
+        """An event stream replayed after `after`, then live, while the credential holds;
+        other processes' commits arrive through LISTEN/NOTIFY (docs/design.md, "Scale").
+
+        Closing it (client gone, `complete`) closes the follower too, so it leaves the
+        event signal now rather than whenever it is garbage-collected."""
+        runtime = self.runtime
+        records = follow(
+            runtime.aread,
+            runtime.event_signal,
+            stream=stream,
+            after=max(after, 0),
+            poll_seconds=runtime.settings.event_poll_seconds,
+        )
+        live = self.while_authenticated(records)
+        async with aclosing(live):
+            async for record in live:
+                yield record
 
     async def _authenticate_again(self) -> None:
         token = self.bearer()

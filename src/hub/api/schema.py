@@ -13,25 +13,55 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 from strawberry.utils.str_converters import to_camel_case
 
-from hub.api.events import EventsQuery, EventsSubscription
+from hub.api.events.queries import EventsQuery
+from hub.api.events.subscriptions import EventsSubscription
 from hub.api.extensions import HubOperation, PreparedDocuments
-from hub.api.identity import IdentityMutation, IdentityQuery
-from hub.api.jobs import JobsMutation, JobsQuery, JobsSubscription
+from hub.api.identity.mutations import IdentityMutation
+from hub.api.identity.queries import IdentityQuery
+from hub.api.integration.mutations import IntegrationMutation
+from hub.api.integration.queries import IntegrationQuery
+from hub.api.jobs.mutations import JobsMutation
+from hub.api.jobs.queries import JobsQuery
+from hub.api.jobs.subscriptions import JobsSubscription
 from hub.api.problems import ALL_PROBLEMS
-from hub.api.projects import ProjectsMutation, ProjectsQuery
-from hub.api.resources import ResourcesMutation, ResourcesQuery
-from hub.api.review import ReviewMutation, ReviewQuery
-from hub.api.work import WorkMutation, WorkQuery
+from hub.api.projects.mutations import ProjectsMutation
+from hub.api.projects.queries import ProjectsQuery
+from hub.api.resources.mutations import ResourcesMutation
+from hub.api.resources.queries import ResourcesQuery
+from hub.api.review.mutations import ReviewMutation, SubmissionPolicyMutation
+from hub.api.review.queries import ReviewQuery
+from hub.api.work.mutations.attempts import AttemptMutation
+from hub.api.work.mutations.tasks import TaskMutation
+from hub.api.work.queries import WorkQuery
 from hub.settings import Settings
 
+# The order of the parts is the order of the fields in the exported SDL.
 Query = merge_types(
     "Query",
-    (IdentityQuery, ProjectsQuery, WorkQuery, ReviewQuery, EventsQuery, JobsQuery, ResourcesQuery),
+    (
+        IdentityQuery,
+        ProjectsQuery,
+        WorkQuery,
+        ReviewQuery,
+        IntegrationQuery,
+        EventsQuery,
+        JobsQuery,
+        ResourcesQuery,
+    ),
 )
 Mutation = merge_types(
     "Mutation",
-    (IdentityMutation, ProjectsMutation, WorkMutation, ReviewMutation, JobsMutation,
-     ResourcesMutation),
+    (
+        IdentityMutation,
+        ProjectsMutation,
+        TaskMutation,
+        AttemptMutation,
+        ReviewMutation,
+        IntegrationMutation,
+        SubmissionPolicyMutation,
+        JobsMutation,
+        ResourcesMutation,
+    ),
 )
 Subscription = merge_types("Subscription", (EventsSubscription, JobsSubscription))
 

@@ -88,6 +88,15 @@ class StartedSession:
     token: str
 
 
+@dataclass(frozen=True)
+class ViewerView:
+    """Who a credential speaks for: its principal, its kind, and its agent session."""
+
+    principal: PrincipalView
+    credential: str
+    session: SessionView | None
+
+
 def _clean(field: str, value: str, *, max_length: int = 200, required: bool = True) -> str:
     value = value.strip()
     if required and not value:
@@ -524,6 +533,15 @@ def get_session(uow: UnitOfWork, session_id: str) -> SessionView:
     if row is None:
         raise NotFound("session", session_id)
     return _session_view(row)
+
+
+def viewer(uow: UnitOfWork, actor: Actor) -> ViewerView:
+    """The caller as the API shows it (`viewer`)."""
+    return ViewerView(
+        principal=get_principal(uow, actor.principal_id),
+        credential=actor.credential,
+        session=get_session(uow, actor.session_id) if actor.session_id else None,
+    )
 
 
 def require_active_session(uow: UnitOfWork, actor: Actor) -> SessionView:

@@ -23,6 +23,7 @@ from hub.inputs import bounded_int, clean_label, clean_moment, clean_optional, c
 from hub.jobs.errors import JobAlreadyTerminal, NotYourJob
 from hub.jobs.tables import TERMINAL_STATUSES, Job
 from hub.jobs.views import JobResult, JobView, job_view
+from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 
@@ -276,6 +277,14 @@ def get_job(uow: UnitOfWork, job_id: str) -> JobView:
     return _view(uow, _require(uow, job_id), uow.now())
 
 
+def project_job(uow: UnitOfWork, project_id: str, job_id: str) -> JobView:
+    """A job of this project: another project's job is not found here."""
+    view = get_job(uow, job_id)
+    if view.project_id != project_id:
+        raise NotFound(f"job of project {project_id}", job_id)
+    return view
+
+
 def list_jobs(
     uow: UnitOfWork,
     *,
@@ -286,6 +295,7 @@ def list_jobs(
     limit: int = 100,
 ) -> list[JobView]:
     """A project's (or one task's) jobs, newest registration last, in id order."""
+    projects.ensure_project_exists(uow, project_id)
     statement = select(Job).where(Job.project_id == project_id)
     if task_id is not None:
         statement = statement.where(Job.task_id == task_id)

@@ -16,6 +16,7 @@ from hub.jobs.runs import (
     list_jobs,
     observe_job,
     open_jobs_by_attempt,
+    project_job,
     register_job,
 )
 from hub.jobs.views import (
@@ -24,9 +25,11 @@ from hub.jobs.views import (
     EvidenceView,
     JobResult,
     JobView,
+    ObservationView,
     OpenedWindow,
     WindowView,
     applicability,
+    observation,
 )
 from hub.jobs.windows import close_watch_window, get_watch_window, open_watch_window
 
@@ -39,6 +42,7 @@ __all__ = [
     "JobRegistration",
     "JobResult",
     "JobView",
+    "ObservationView",
     "OpenedWindow",
     "WindowView",
     "applicability",
@@ -51,9 +55,11 @@ __all__ = [
     "get_watch_window",
     "jobs_for_task",
     "list_jobs",
+    "observation",
     "observe_job",
     "open_jobs_by_attempt",
     "open_watch_window",
+    "project_job",
     "record_evidence",
     "register_job",
 ]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from hub.events.service import EventRecord
 from hub.jobs.tables import TERMINAL_STATUSES, Evidence, Job, WatchWindow
 
 FRESH = "FRESH"
@@ -58,6 +59,40 @@ class JobView:
 class JobResult:
     job: JobView
     replay: bool = False
+
+
+@dataclass(frozen=True)
+class ObservationView:
+    """One change of a job (registered, observed, exited, finished), as recorded."""
+
+    sequence: int  # the project event sequence: a follower resumes after it
+    job_id: str
+    kind: str
+    status: str | None
+    exit_status: int | None
+    observed_at: datetime | None
+    occurred_at: datetime
+    actor_id: str | None
+
+
+def observation(record: EventRecord, job_id: str) -> ObservationView | None:
+    """The change `record` of its project's event log made to job `job_id`, if any: a
+    job's changes are the `job.*` events with the job as their subject (`hub.jobs.runs`
+    writes them)."""
+    if record.subject_id != job_id or not record.kind.startswith("job."):
+        return None
+    payload = record.payload
+    observed = payload.get("observedAt")
+    return ObservationView(
+        sequence=record.seq,
+        job_id=record.subject_id,
+        kind=record.kind,
+        status=payload.get("status") or None,
+        exit_status=payload.get("exitStatus"),
+        observed_at=datetime.fromisoformat(observed) if observed else None,
+        occurred_at=record.occurred_at,
+        actor_id=record.actor_id,
+    )
 
 
 def job_view(row: Job, now: datetime, stale_progress_seconds: int) -> JobView:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from sqlalchemy import Row, bindparam, func, select
 
 from hub.errors import NotFound, PermissionDenied, ValidationFailed
-from hub.events.service import append_event
+from hub.events.service import EventRecord, append_event, list_events
 from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.projects.errors import (
@@ -151,6 +151,14 @@ def require_project(uow: UnitOfWork, project_id: str) -> Project:
 def ensure_project_exists(uow: UnitOfWork, project_id: str) -> None:
     """For other modules: raise NotFound unless the project exists."""
     require_project(uow, project_id)
+
+
+def project_events(
+    uow: UnitOfWork, project_id: str, *, after: int, limit: int
+) -> list[EventRecord]:
+    """A page of a project's event log (its own stream) after a sequence number."""
+    ensure_project_exists(uow, project_id)
+    return list_events(uow, stream=project_id, after=after, limit=limit)
 
 
 def list_projects(

@@ -49,6 +49,7 @@ from hub.resources.views import (
     RESERVED,
     Acquisition,
     CapacityReading,
+    JobReport,
     ReservationView,
     ResourceStatus,
     ResourceView,
@@ -373,6 +374,41 @@ def clear_hold(
     return _views(uow, [row])[0]
 
 
+def observe_job(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    job_id: str,
+    status: str,
+    observed_at: datetime | None = None,
+    note: str | None = None,
+) -> JobReport:
+    """A reporter's observation of a job (`jobs.service.observe_job`), and, when it saw
+    the process exit, the holds that resolves, in the same transaction."""
+    view = jobs.observe_job(
+        uow, actor, job_id=job_id, status=status, observed_at=observed_at, note=note
+    )
+    return JobReport(view, False, tuple(release_after_job(uow, actor, view)))
+
+
+def finish_job(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    job_id: str,
+    exit_status: int,
+    finished_at: datetime | None = None,
+    note: str | None = None,
+) -> JobReport:
+    """The producer's terminal result (`jobs.service.finish_job`), with the reservations
+    it ends and the holds it clears, in the same transaction."""
+    result = jobs.finish_job(
+        uow, actor, job_id=job_id, exit_status=exit_status, finished_at=finished_at, note=note
+    )
+    released = () if result.replay else tuple(release_after_job(uow, actor, result.job))
+    return JobReport(result.job, result.replay, released)
+
+
 def release_after_job(uow: UnitOfWork, actor: Actor, job: jobs.JobView) -> list[ReservationView]:
     """After a job's terminal result: end its own reservations, and clear the recovery
     holds of its attempt that nothing else keeps (the producer's result, or a reporter's
@@ -671,6 +707,7 @@ __all__ = [
     "AcquireRequest",
     "Acquisition",
     "CapacityReading",
+    "JobReport",
     "ReservationView",
     "ResourceDefinition",
     "ResourceRequest",
@@ -679,8 +716,10 @@ __all__ = [
     "acquire_resources",
     "clear_hold",
     "define_resource",
+    "finish_job",
     "get_reservation",
     "get_resource",
+    "observe_job",
     "project_resources",
     "record_capacity_observation",
     "register_job",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from hub.jobs.service import JobView
 from hub.resources.tables import CapacityObservation, Reservation, Resource
 
 RESERVED, HELD, LAPSED, RELEASED = "RESERVED", "HELD", "LAPSED", "RELEASED"
@@ -73,6 +74,16 @@ class ResourceStatus:
     reservations: tuple[ReservationView, ...]  # the blocking ones: RESERVED and HELD
     units_in_use: int
     latest_reading: CapacityReading | None
+
+
+@dataclass(frozen=True)
+class JobReport:
+    """A job's observation or result, with the reservations it ended and the recovery
+    holds it cleared (none for a replay, which changes nothing)."""
+
+    job: JobView
+    replay: bool
+    released_reservations: tuple[ReservationView, ...]
 
 
 @dataclass(frozen=True)

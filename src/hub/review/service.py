@@ -136,6 +136,26 @@ class QueueItem:
     escalated: bool
 
 
+@dataclass(frozen=True)
+class RecordedReview:
+    """A review as recorded, and where its submission stands after it."""
+
+    review: ReviewView
+    status: ReviewStatus
+    replay: bool = False  # a keyed retry of an earlier review: nothing changed
+
+
+@dataclass(frozen=True)
+class SubmissionReview:
+    """A submission with its task, its review status, its reviews and its task's findings."""
+
+    submission: work.SubmissionView
+    task: work.TaskView
+    status: ReviewStatus
+    reviews: tuple[ReviewView, ...]
+    findings: tuple[FindingView, ...]
+
+
 # --- decisions ------------------------------------------------------------------------
 
 
@@ -184,6 +204,35 @@ def submit_review(
         uow, actor, "submitReview", idempotency_key, request, {"review_id": review.id}
     )
     return review, False
+
+
+def submit_review_with_status(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    attempt_id: str,
+    generation: int,
+    decision: ReviewDecision,
+    idempotency_key: str | None = None,
+) -> RecordedReview:
+    """`submit_review`, answered with the status the review leaves its submission in."""
+    review, replay = submit_review(
+        uow,
+        actor,
+        attempt_id=attempt_id,
+        generation=generation,
+        decision=decision,
+        idempotency_key=idempotency_key,
+    )
+    return RecordedReview(review, review_status(uow, review.submission_id), replay)
+
+
+def record_human_review_with_status(
+    uow: UnitOfWork, actor: Actor, decision: ReviewDecision
+) -> RecordedReview:
+    """`record_human_review`, answered with the status the decision leaves."""
+    review = record_human_review(uow, actor, decision)
+    return RecordedReview(review, review_status(uow, review.submission_id))
 
 
 def record_human_review(uow: UnitOfWork, actor: Actor, decision: ReviewDecision) -> ReviewView:
@@ -572,6 +621,18 @@ def review_status(uow: UnitOfWork, submission_id: str) -> ReviewStatus:
         approved=approved,
         ready_for_integration=approved and not unresolved,
         waiting_reason=reason,
+    )
+
+
+def submission_review(uow: UnitOfWork, submission_id: str) -> SubmissionReview:
+    """A submission as a reviewer reads it: its task, status, reviews and findings."""
+    subject = work.get_submission(uow, submission_id)
+    return SubmissionReview(
+        submission=subject,
+        task=work.get_task(uow, subject.task_id),
+        status=review_status(uow, subject.id),
+        reviews=tuple(list_reviews(uow, subject.id)),
+        findings=tuple(list_findings(uow, subject.task_id)),
     )
 
 

@@ -1,0 +1,1 @@
+"""The event log over GraphQL: `events` (query) and `projectEvents` (subscription)."""

@@ -1,0 +1,1 @@
+"""identity over GraphQL: `viewer`, `startSession`, `endSession`."""

@@ -1,0 +1,51 @@
+"""The identity mutations: `startSession`, `endSession`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from strawberry.types import Info
+
+from hub.api.context import HubContext
+from hub.api.identity.inputs import EndSessionInput, StartSessionInput
+from hub.api.identity.payloads import (
+    EndSessionPayload,
+    EndSessionResult,
+    StartSessionPayload,
+    StartSessionResult,
+)
+from hub.api.mapping import payload
+from hub.api.operations import mutate
+from hub.identity import service as identity
+
+
+@strawberry.type
+class IdentityMutation:
+    @strawberry.mutation(description="Open an agent session; returns its session token once.")
+    async def start_session(
+        self, info: Info[HubContext, Any], input: StartSessionInput
+    ) -> StartSessionResult:
+        return await mutate(
+            info,
+            lambda uow, actor: identity.start_session(
+                uow,
+                actor,
+                workstation=input.workstation,
+                harness=input.harness,
+                harness_instance=input.harness_instance,
+            ),
+            payload(StartSessionPayload),
+        )
+
+    @strawberry.mutation(description="End a session; its token stops working at once.")
+    async def end_session(
+        self, info: Info[HubContext, Any], input: EndSessionInput
+    ) -> EndSessionResult:
+        return await mutate(
+            info,
+            lambda uow, actor: identity.end_session(
+                uow, actor, session_id=str(input.session_id), reason=input.reason
+            ),
+            payload(EndSessionPayload, "session"),
+        )

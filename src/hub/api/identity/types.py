@@ -1,0 +1,53 @@
+"""GraphQL types of the identity module: principals and agent sessions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+
+import strawberry
+
+
+@strawberry.enum
+class PrincipalKind(Enum):
+    HUMAN = "human"
+    AGENT = "agent"
+    SERVICE = "service"
+
+
+@strawberry.enum
+class CredentialKind(Enum):
+    PERSONAL = "personal"
+    SESSION = "session"
+    REPORTER = "reporter"
+    WEB = "web"
+    SYSTEM = "system"
+
+
+@strawberry.type
+class Principal:
+    id: strawberry.ID
+    name: str
+    kind: PrincipalKind
+    is_operator: bool
+    created_at: datetime
+
+
+@strawberry.type
+class AgentSession:
+    id: strawberry.ID
+    principal_id: strawberry.ID
+    workstation: str
+    harness: str
+    harness_instance: str
+    started_at: datetime
+    ended_at: datetime | None
+    last_adapter_event: str | None
+
+
+@strawberry.type
+class Viewer:
+    principal: Principal
+    credential: CredentialKind
+    session: AgentSession | None
+    server_time: datetime

@@ -1,0 +1,1 @@
+"""projects over GraphQL: projects, their repositories, aliases and policy revisions."""

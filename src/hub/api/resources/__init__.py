@@ -1,0 +1,2 @@
+"""resources over GraphQL: definitions, all-or-nothing reservations, capacity readings,
+recovery holds."""

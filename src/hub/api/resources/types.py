@@ -1,0 +1,91 @@
+"""GraphQL types of the resources module: resources, reservations, capacity readings."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+
+import strawberry
+
+
+@strawberry.enum
+class ResourceScope(Enum):
+    WORKSTATION = "WORKSTATION"
+    CHECKOUT = "CHECKOUT"
+    PROJECT = "PROJECT"
+    ENVIRONMENT = "ENVIRONMENT"
+
+
+@strawberry.enum
+class ResourceMode(Enum):
+    EXCLUSIVE = "EXCLUSIVE"
+    CAPACITY = "CAPACITY"
+
+
+@strawberry.enum(description="Judged at read time from the attempt's lease and its jobs.")
+class ReservationState(Enum):
+    RESERVED = "RESERVED"
+    HELD = "HELD"
+    LAPSED = "LAPSED"
+    RELEASED = "RELEASED"
+
+
+@strawberry.type
+class Resource:
+    id: strawberry.ID
+    project_id: strawberry.ID = strawberry.field(description="The project that defined it.")
+    scope: ResourceScope
+    key: str
+    mode: ResourceMode
+    capacity: int | None
+    unit: str
+    description: str
+    shared_across_projects: bool = strawberry.field(
+        description="WORKSTATION and ENVIRONMENT resources are one resource per key for "
+        "every project."
+    )
+    created_at: datetime
+
+
+@strawberry.type
+class Reservation:
+    id: strawberry.ID
+    resource_id: strawberry.ID
+    resource_key: str
+    project_id: strawberry.ID
+    task_id: strawberry.ID
+    attempt_id: strawberry.ID
+    job_id: strawberry.ID | None
+    units: int
+    state: ReservationState
+    open_job_ids: list[strawberry.ID] = strawberry.field(
+        description="Jobs of the attempt that are not terminal: what keeps a hold."
+    )
+    acquired_at: datetime
+    acquired_by: strawberry.ID
+    released_at: datetime | None
+    release_reason: str | None
+    hold_cleared_by: strawberry.ID | None
+    hold_clear_reason: str | None
+
+
+@strawberry.type(description="A dated reading of available units: not a promise.")
+class CapacityReading:
+    id: strawberry.ID
+    resource_id: strawberry.ID
+    available: int
+    total: int | None
+    source: str
+    observed_at: datetime
+    recorded_at: datetime
+    recorded_by: strawberry.ID
+
+
+@strawberry.type
+class ResourceStatus:
+    resource: Resource
+    reservations: list[Reservation] = strawberry.field(
+        description="The reservations blocking it now: RESERVED and HELD."
+    )
+    units_in_use: int
+    latest_reading: CapacityReading | None

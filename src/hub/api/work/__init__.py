@@ -1,0 +1,2 @@
+"""work over GraphQL: tasks, dependencies, claims, leases, submissions, recovery, adapter
+events."""

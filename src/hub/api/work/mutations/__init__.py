@@ -1,0 +1,1 @@
+"""The work mutations: on tasks (`tasks`), and by and on attempts (`attempts`)."""
