@@ -13,6 +13,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from hub.events.tables import Event, EventStream
+from hub.mapping import view_of
 from hub.storage.base import UTCDateTime, table_of
 from hub.storage.unit_of_work import UnitOfWork
 
@@ -213,13 +214,4 @@ def count_events(uow: UnitOfWork, streams: Sequence[str]) -> dict[str, int]:
 
 
 def _record(row: Event | Row[Any]) -> EventRecord:
-    return EventRecord(
-        stream=row.stream,
-        seq=row.seq,
-        project_id=row.project_id,
-        kind=row.kind,
-        subject_id=row.subject_id,
-        actor_id=row.actor_id,
-        occurred_at=row.occurred_at,
-        payload=dict(row.payload or {}),
-    )
+    return view_of(EventRecord, row)

@@ -24,6 +24,7 @@ from hub.identity.errors import NotYourSession, PrincipalNameTaken, SessionEnded
 from hub.identity.tables import AgentSession, ApiToken, Principal, WebSession
 from hub.identity.web_sessions import end_web_sessions
 from hub.ids import new_id
+from hub.mapping import view_of
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 
@@ -191,14 +192,7 @@ def _principal_row(uow: UnitOfWork, principal_id_or_name: str, *, lock: bool = F
 
 
 def _principal_view(row: Principal) -> PrincipalView:
-    return PrincipalView(
-        id=row.id,
-        name=row.name,
-        kind=row.kind,  # type: ignore[arg-type]
-        is_operator=row.is_operator,
-        created_at=row.created_at,
-        disabled_at=row.disabled_at,
-    )
+    return view_of(PrincipalView, row)
 
 
 def disable_principal(uow: UnitOfWork, *, principal: str, reason: str = "") -> DisabledPrincipal:
@@ -360,14 +354,7 @@ def _issue(
 
 
 def _token_view(row: ApiToken) -> TokenView:
-    return TokenView(
-        id=row.id,
-        principal_id=row.principal_id,
-        kind=row.kind,
-        label=row.label,
-        created_at=row.created_at,
-        revoked_at=row.revoked_at,
-    )
+    return view_of(TokenView, row)
 
 
 # --- authentication -------------------------------------------------------------------
@@ -584,16 +571,7 @@ def _owned_session(
 
 
 def _session_view(row: AgentSession) -> SessionView:
-    return SessionView(
-        id=row.id,
-        principal_id=row.principal_id,
-        workstation=row.workstation,
-        harness=row.harness,
-        harness_instance=row.harness_instance,
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        last_adapter_event=row.last_adapter_event,
-    )
+    return view_of(SessionView, row)
 
 
 _LOCK_SESSION = (

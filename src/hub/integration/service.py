@@ -32,6 +32,7 @@ from hub.integration.tables import (
     Validation,
 )
 from hub.jobs import service as jobs
+from hub.mapping import view_of
 from hub.projects import service as projects
 from hub.resources import service as resources
 from hub.review import service as review
@@ -734,21 +735,7 @@ def reports_of(uow: UnitOfWork, integration_id: str) -> list[ReportView]:
         .where(IntegrationReport.integration_id == integration_id)
         .order_by(IntegrationReport.id)
     ).all()
-    return [
-        ReportView(
-            id=r.id,
-            integration_id=r.integration_id,
-            outcome=r.outcome,
-            base_revision=r.base_revision,
-            result_revision=r.result_revision,
-            verified_how=r.verified_how,
-            note=r.note,
-            reported_by=r.reported_by,
-            attempt_id=r.attempt_id,
-            created_at=r.created_at,
-        )
-        for r in rows
-    ]
+    return [view_of(ReportView, row) for row in rows]
 
 
 def validations_of(uow: UnitOfWork, integration_id: str) -> list[ValidationView]:
@@ -762,35 +749,9 @@ def validations_of(uow: UnitOfWork, integration_id: str) -> list[ValidationView]
 
 def _view(uow: UnitOfWork, row: Integration) -> IntegrationView:
     reservation = uow.session.get(IntegrationReservation, _key(row))
-    return IntegrationView(
-        id=row.id,
-        project_id=row.project_id,
-        submission_id=row.submission_id,
-        task_id=row.task_id,
-        integration_task_id=row.integration_task_id,
-        attempt_id=row.attempt_id,
-        repository_id=row.repository_id,
-        binding=row.binding,
-        target_branch=row.target_branch,
-        candidate_revision=row.candidate_revision,
-        policy_revision=row.policy_revision,
-        expected_base_revision=row.expected_base_revision,
-        result_revision=row.result_revision,
-        state=row.state,
-        reservation_held=reservation is not None and reservation.integration_id == row.id,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+    held = reservation is not None and reservation.integration_id == row.id
+    return view_of(IntegrationView, row, reservation_held=held)
 
 
 def _validation_view(row: Validation) -> ValidationView:
-    return ValidationView(
-        id=row.id,
-        integration_id=row.integration_id,
-        result_revision=row.result_revision,
-        passed=row.passed,
-        evidence=tuple(row.evidence or ()),
-        summary=row.summary,
-        reported_by=row.reported_by,
-        created_at=row.created_at,
-    )
+    return view_of(ValidationView, row)

@@ -12,6 +12,7 @@ from typing import Any
 
 from hub.events.service import EventRecord
 from hub.jobs.tables import TERMINAL_STATUSES, Evidence, Job, WatchWindow
+from hub.mapping import view_of
 
 FRESH = "FRESH"
 UNOBSERVED = "UNOBSERVED"
@@ -108,31 +109,9 @@ def job_view(row: Job, now: datetime, stale_progress_seconds: int) -> JobView:
         freshness = UNOBSERVED
     else:
         freshness = FRESH
-    return JobView(
-        id=row.id,
-        project_id=row.project_id,
-        task_id=row.task_id,
-        attempt_id=row.attempt_id,
-        client_job_id=row.client_job_id,
-        producer=row.producer,
-        runner_host=row.runner_host,
-        checkout=row.checkout,
-        snapshot=row.snapshot,
-        operation=row.operation,
-        invocation=row.invocation,
-        expected_deadline=row.expected_deadline,
-        freshness_seconds=row.freshness_seconds,
-        status=row.status,
-        exit_status=row.exit_status,
-        status_note=row.status_note,
-        observed_at=row.observed_at,
-        last_heard_at=row.last_heard_at,
-        observation_count=row.observation_count,
-        registered_at=row.registered_at,
-        registered_by=row.registered_by,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        reservation_ids=tuple(row.reservation_ids or ()),
+    return view_of(
+        JobView,
+        row,
         freshness=freshness,
         # A warning only: it never fails, restarts or releases anything.
         stale_progress=not terminal and silent_for >= timedelta(seconds=stale_progress_seconds),
@@ -191,30 +170,10 @@ class Applicability:
 def evidence_view(row: Evidence, job: Job | None) -> EvidenceView:
     checks = tuple(_check(item) for item in row.checks or [])
     reasons = verdict(row, checks, job)
-    return EvidenceView(
-        id=row.id,
-        project_id=row.project_id,
-        task_id=row.task_id,
-        attempt_id=row.attempt_id,
-        job_id=row.job_id,
-        revision=row.revision,
-        tree_digest=row.tree_digest,
-        dirty_snapshot_digest=row.dirty_snapshot_digest,
-        changed_paths=tuple(row.changed_paths or ()),
-        check_definition_revision=row.check_definition_revision,
-        config_fingerprint=row.config_fingerprint,
-        environment_identity=row.environment_identity,
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        inputs_stable=row.inputs_stable,
-        required_checks=tuple(row.required_checks or ()),
+    return view_of(
+        EvidenceView,
+        row,
         checks=checks,
-        producer_id=row.producer_id,
-        reviewer_id=row.reviewer_id,
-        artifact_access=row.artifact_access,
-        artifact_digests=tuple(row.artifact_digests or ()),
-        wrapper_reported_success=row.wrapper_reported_success,
-        recorded_at=row.recorded_at,
         job_exit_status=job.exit_status if job is not None else None,
         passed=not reasons,
         not_passed_because=tuple(reasons),
@@ -312,16 +271,4 @@ class OpenedWindow:
 
 
 def window_view(row: WatchWindow, now: datetime) -> WindowView:
-    return WindowView(
-        id=row.id,
-        project_id=row.project_id,
-        task_id=row.task_id,
-        attempt_id=row.attempt_id,
-        session_id=row.session_id,
-        action=row.action,
-        opened_at=row.opened_at,
-        ends_at=row.ends_at,
-        closed_at=row.closed_at,
-        close_reason=row.close_reason,
-        is_open=row.closed_at is None and now < row.ends_at,
-    )
+    return view_of(WindowView, row, is_open=row.closed_at is None and now < row.ends_at)

@@ -17,6 +17,7 @@ from hub.errors import NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import EventRecord, append_event, list_events
 from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
+from hub.mapping import view_of
 from hub.projects.errors import (
     AliasTaken,
     AmbiguousProject,
@@ -237,18 +238,7 @@ def _project_view(uow: UnitOfWork, row: Project) -> ProjectView:
         .where(ProjectAlias.project_id == row.id)
         .order_by(ProjectAlias.alias)
     ).all()
-    return ProjectView(
-        id=row.id,
-        name=row.name,
-        description=row.description,
-        policy_revision=row.policy_revision,
-        aliases=tuple(aliases),
-        created_at=row.created_at,
-        created_by=row.created_by,
-    )
-
-
-# --- repositories ---------------------------------------------------------------------
+    return view_of(ProjectView, row, aliases=tuple(aliases))
 
 
 def add_repository(
@@ -352,15 +342,7 @@ def _repository_view(uow: UnitOfWork, row: Repository) -> RepositoryView:
         .where(ProjectAlias.project_id == row.project_id, ProjectAlias.repository_id == row.id)
         .order_by(ProjectAlias.alias)
     ).all()
-    return RepositoryView(
-        id=row.id,
-        project_id=row.project_id,
-        remote_url=row.remote_url,
-        binding=row.binding,
-        default_branch=row.default_branch,
-        aliases=tuple(aliases),
-        created_at=row.created_at,
-    )
+    return view_of(RepositoryView, row, aliases=tuple(aliases))
 
 
 # --- policy ---------------------------------------------------------------------------
@@ -512,22 +494,7 @@ def _validated_policy(current: PolicyView, change: PolicyChange) -> PolicyView:
 
 
 def _policy_view(row: ProjectPolicy | Row[Any]) -> PolicyView:
-    return PolicyView(
-        project_id=row.project_id,
-        revision=row.revision,
-        review_policy=row.review_policy,  # type: ignore[arg-type]
-        required_agent_approvals=row.required_agent_approvals,
-        required_human_approvals=row.required_human_approvals,
-        human_may_approve_own_agent=row.human_may_approve_own_agent,
-        recovery_mode=row.recovery_mode,  # type: ignore[arg-type]
-        lease_seconds=row.lease_seconds,
-        heartbeat_seconds=row.heartbeat_seconds,
-        max_watch_window_seconds=row.max_watch_window_seconds,
-        max_active_attempts_per_session=row.max_active_attempts_per_session,
-        agents_may_revise_rules=row.agents_may_revise_rules,
-        created_at=row.created_at,
-        created_by=row.created_by,
-    )
+    return view_of(PolicyView, row)
 
 
 # --- input hygiene --------------------------------------------------------------------

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hub.jobs.service import JobView
+from hub.mapping import view_of
 from hub.resources.tables import CapacityObservation, Reservation, Resource
 
 RESERVED, HELD, LAPSED, RELEASED = "RESERVED", "HELD", "LAPSED", "RELEASED"
@@ -93,51 +94,16 @@ class Acquisition:
 
 
 def resource_view(row: Resource, shared: bool) -> ResourceView:
-    return ResourceView(
-        id=row.id,
-        project_id=row.project_id,
-        scope=row.scope,
-        key=row.key,
-        mode=row.mode,
-        capacity=row.capacity,
-        unit=row.unit,
-        description=row.description,
-        shared_across_projects=shared,
-        created_at=row.created_at,
-    )
+    return view_of(ResourceView, row, shared_across_projects=shared)
 
 
 def reservation_view(
     row: Reservation, resource_key: str, state: str, open_jobs: tuple[str, ...]
 ) -> ReservationView:
-    return ReservationView(
-        id=row.id,
-        resource_id=row.resource_id,
-        resource_key=resource_key,
-        project_id=row.project_id,
-        task_id=row.task_id,
-        attempt_id=row.attempt_id,
-        job_id=row.job_id,
-        units=row.units,
-        state=state,
-        open_job_ids=open_jobs,
-        acquired_at=row.acquired_at,
-        acquired_by=row.acquired_by,
-        released_at=row.released_at,
-        release_reason=row.release_reason,
-        hold_cleared_by=row.hold_cleared_by,
-        hold_clear_reason=row.hold_clear_reason,
+    return view_of(
+        ReservationView, row, resource_key=resource_key, state=state, open_job_ids=open_jobs
     )
 
 
 def capacity_reading(row: CapacityObservation) -> CapacityReading:
-    return CapacityReading(
-        id=row.id,
-        resource_id=row.resource_id,
-        available=row.available,
-        total=row.total,
-        source=row.source,
-        observed_at=row.observed_at,
-        recorded_at=row.recorded_at,
-        recorded_by=row.recorded_by,
-    )
+    return view_of(CapacityReading, row)

@@ -22,6 +22,7 @@ from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import clean_label, clean_list, clean_text
 from hub.jobs import service as jobs
+from hub.mapping import view_of
 from hub.projects import service as projects
 from hub.review.errors import NotIndependent, ObsoleteSubmission
 from hub.review.tables import Finding, HumanReviewRequest, Review
@@ -583,13 +584,7 @@ def review_status(uow: UnitOfWork, submission_id: str) -> ReviewStatus:
         not rejected and agent_approvals >= required_agent and human_approvals >= required_human
     )
     requests = tuple(
-        HumanReviewRequestView(
-            id=row.id,
-            submission_id=row.submission_id,
-            requested_by=row.requested_by,
-            context=row.context,
-            created_at=row.created_at,
-        )
+        view_of(HumanReviewRequestView, row)
         for row in uow.session.scalars(
             select(HumanReviewRequest)
             .where(HumanReviewRequest.submission_id == subject.id)
@@ -688,45 +683,8 @@ def _review_view(uow: UnitOfWork, row: Review) -> ReviewView:
     findings = uow.session.scalars(
         select(Finding).where(Finding.review_id == row.id).order_by(Finding.id)
     ).all()
-    return ReviewView(
-        id=row.id,
-        project_id=row.project_id,
-        submission_id=row.submission_id,
-        task_id=row.task_id,
-        candidate_revision=row.candidate_revision,
-        reviewer_kind=row.reviewer_kind,
-        principal_id=row.principal_id,
-        session_id=row.session_id,
-        attempt_id=row.attempt_id,
-        decision=row.decision,
-        summary=row.summary,
-        evidence=tuple(row.evidence or ()),
-        evidence_ids=tuple(row.evidence_ids or ()),
-        policy_revision=row.policy_revision,
-        created_at=row.created_at,
-        findings=tuple(_finding_view(f) for f in findings),
-    )
+    return view_of(ReviewView, row, findings=tuple(_finding_view(f) for f in findings))
 
 
 def _finding_view(row: Finding) -> FindingView:
-    return FindingView(
-        id=row.id,
-        project_id=row.project_id,
-        review_id=row.review_id,
-        submission_id=row.submission_id,
-        task_id=row.task_id,
-        severity=row.severity,
-        title=row.title,
-        detail=row.detail,
-        remedy=row.remedy,
-        required=row.severity in REQUIRED_SEVERITIES,
-        resolution=row.resolution,
-        resolution_evidence=tuple(row.resolution_evidence or ()),
-        resolved_by=row.resolved_by,
-        resolved_at=row.resolved_at,
-        proposed_resolution=row.proposed_resolution,
-        proposed_evidence=tuple(row.proposed_evidence or ()),
-        proposed_by=row.proposed_by,
-        proposed_at=row.proposed_at,
-        created_at=row.created_at,
-    )
+    return view_of(FindingView, row, required=row.severity in REQUIRED_SEVERITIES)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from hub.mapping import view_of
 from hub.work.tables import Attempt, Checkpoint, Submission, Task, Worktree
 
 
@@ -225,50 +226,12 @@ def attempt_view(
 
 
 def checkpoint_view(row: Checkpoint) -> CheckpointView:
-    return CheckpointView(
-        id=row.id,
-        attempt_id=row.attempt_id,
-        task_id=row.task_id,
-        summary=row.summary,
-        revision=row.revision,
-        branch=row.branch,
-        published=row.published,
-        created_at=row.created_at,
-    )
+    return view_of(CheckpointView, row)
 
 
 def worktree_view(row: Worktree) -> WorktreeView:
-    return WorktreeView(
-        id=row.id,
-        task_id=row.task_id,
-        attempt_id=row.attempt_id,
-        repository_id=row.repository_id,
-        identity=row.identity,
-        path=row.path,
-        branch=row.branch,
-        base_revision=row.base_revision,
-        workstation=row.workstation,
-        registered_at=row.registered_at,
-        released_at=row.released_at,
-    )
+    return view_of(WorktreeView, row)
 
 
 def submission_view(row: Submission) -> SubmissionView:
-    return SubmissionView(
-        id=row.id,
-        project_id=row.project_id,
-        task_id=row.task_id,
-        attempt_id=row.attempt_id,
-        session_id=row.session_id,
-        principal_id=row.principal_id,
-        generation=row.generation,
-        outcome=row.outcome,
-        result=row.result,
-        handoff=row.handoff,
-        candidate_revision=row.candidate_revision,
-        criteria_revision=row.criteria_revision,
-        policy_revision=row.policy_revision,
-        referenced_lessons=tuple(row.referenced_lessons or ()),
-        new_lessons=tuple(row.new_lessons or ()),
-        created_at=row.created_at,
-    )
+    return view_of(SubmissionView, row)
