@@ -1,8 +1,9 @@
-"""Nested fields are read per batch, not per parent (`hub.api.loaders`).
+"""Nested fields are read per batch, not per parent or per field (`hub.api.loaders`).
 
 A list of tasks with each one's current attempt takes as many read transactions, and as
 many statements on the attempts table, for eight tasks as for two: the attempts of the
-whole page are read together.
+whole page are read together. Sibling nested fields (a recovery packet's jobs, holds and
+integrations) are read in one transaction: one snapshot.
 """
 
 from __future__ import annotations
@@ -99,3 +100,32 @@ def test_current_attempts_of_a_page_of_tasks_are_read_together(
         assert node["currentAttempt"]["isCurrent"] and node["currentAttempt"]["holdsAuthority"]
     assert many.transactions == few.transactions
     assert many.attempt_statements == few.attempt_statements
+
+
+RECOVERY_PACKET = """
+query($taskId: ID!) {
+  recoveryPacket(taskId: $taskId) { task { id } %s }
+}
+"""
+
+
+def test_a_recovery_packets_jobs_holds_and_integrations_are_read_in_one_transaction(
+    runtime: Runtime,
+    database: Database,
+    operator: Principal,
+    agent: Callable[..., AgentSession],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = work.create_project(operator.api)
+    task = work.new_task(operator.api, project)
+    work.claimed(agent().api, project, task)
+    packet = RECOVERY_PACKET % "jobs { id } holds { id } integrations { id }"
+    operator.api(RECOVERY_PACKET % "", taskId=task)  # the credential is authenticated
+
+    with counted(runtime, database, monkeypatch) as bare:
+        operator.api(RECOVERY_PACKET % "", taskId=task)
+    with counted(runtime, database, monkeypatch) as nested:
+        found = operator.api(packet, taskId=task)["recoveryPacket"]
+
+    assert found == {"task": {"id": task}, "jobs": [], "holds": [], "integrations": []}
+    assert nested.transactions == bare.transactions + 1

@@ -34,8 +34,8 @@ class HubContext:
     response: Any = None
     connection_params: dict[str, Any] | None = None
     _actor: Actor | None = field(default=None, repr=False)
-    # This request's loaders of nested fields, by batch (`hub.api.loaders`).
-    loaders: dict[object, Any] = field(default_factory=dict, repr=False)
+    # What this request's nested fields read, batched (`hub.api.loaders`).
+    nested_reads: Any = field(default=None, repr=False)
 
     def bearer(self) -> str | None:
         header = self.request.headers.get("authorization")

@@ -1,22 +1,25 @@
-"""Nested fields read through per-request loaders: one read transaction per batch.
+"""Nested fields read through a per-request loader: one read transaction per batch.
 
-A field nested under a list (each task's current attempt, each project's policy) asks a
-loader for its key; the keys asked for together, in one turn of the event loop, are read
-together in one transaction however many parents there are (Strawberry's DataLoader).
-Nothing is kept between batches: a second mutation of the same document, or the next
-operation on a WebSocket, reads the state as it is then.
+A field nested under a root (each listed task's current attempt, a recovery packet's
+jobs, holds and integrations) asks the request's loader for its key; whatever the nested
+fields ask for together, in one turn of the event loop, is read together, in one
+transaction: one snapshot for sibling fields, and as many transactions for a page of a
+hundred tasks as for one (Strawberry's DataLoader). Nothing is kept between batches: a
+second mutation of the same document, or the next operation on a WebSocket, reads the
+state as it is then.
 
-A batch is a service function of many keys (`work.get_attempts`), or `each(...)` of a
-service function of one key, run for every key in the same transaction, where one
-statement per key is cheap enough. A domain error concerns only its own key's field, and
-the field runs under its root field's row of the credential table, like a `read`.
+A field names its batch: a service function of many keys (`work.get_attempts`), or
+`each(...)` of a service function of one key, run for every key in that transaction
+where one statement per key is cheap enough. A domain error concerns only the fields
+of its own batch, and each field runs under its root field's row of the credential
+table, like a `read`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from graphql import GraphQLError
 from strawberry.dataloader import DataLoader
@@ -25,12 +28,14 @@ from strawberry.types import Info
 from hub.api.context import HubContext
 from hub.api.operations import authorized
 from hub.errors import HubError
+from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
 
 K = TypeVar("K")
 V = TypeVar("V")
 
 Batch = Callable[[UnitOfWork, Sequence[K]], Sequence[V | HubError]]
+_Wanted = tuple[Batch[Any, Any], Any]  # a batch, and one key it is asked for
 
 
 def each(one: Callable[[UnitOfWork, K], V]) -> Batch[K, V]:
@@ -49,10 +54,14 @@ def each(one: Callable[[UnitOfWork, K], V]) -> Batch[K, V]:
 
 
 async def load(info: Info[HubContext, Any], batch: Batch[K, V], key: K) -> V:
-    """`key`'s value, read with the other keys this request asks `batch` for now."""
+    """`key`'s value from `batch`, read with whatever else this request's nested fields
+    ask for now."""
     await authorized(info)
+    context = info.context
+    if context.nested_reads is None:
+        context.nested_reads = _loader(context.runtime)
     try:
-        return await _loader(info.context, batch).load(key)
+        return cast(V, await context.nested_reads.load((batch, key)))
     except HubError as error:
         raise GraphQLError(error.message, extensions={"code": error.code}) from None
 
@@ -61,13 +70,24 @@ async def load_many(info: Info[HubContext, Any], batch: Batch[K, V], keys: Seque
     return list(await asyncio.gather(*(load(info, batch, key) for key in keys)))
 
 
-def _loader(context: HubContext, batch: Batch[K, V]) -> DataLoader[K, V]:
-    known: DataLoader[K, V] | None = context.loaders.get(batch)
-    if known is None:
-        runtime = context.runtime
+def _loader(runtime: Runtime) -> DataLoader[_Wanted, Any]:
+    async def read(wanted: list[_Wanted]) -> list[Any]:
+        return await runtime.aread(lambda uow: _read(uow, wanted))
 
-        async def read_batch(keys: list[K]) -> Sequence[V | HubError]:
-            return await runtime.aread(lambda uow: batch(uow, keys))
+    return DataLoader(read, cache=False)
 
-        known = context.loaders[batch] = DataLoader(read_batch, cache=False)
-    return known
+
+def _read(uow: UnitOfWork, wanted: Sequence[_Wanted]) -> list[Any]:
+    """Every batch's keys, each batch run once, in one transaction; answers in order."""
+    places: dict[Batch[Any, Any], list[int]] = {}
+    for place, (batch, _) in enumerate(wanted):
+        places.setdefault(batch, []).append(place)
+    found: list[Any] = [None] * len(wanted)
+    for batch, where in places.items():
+        try:
+            values: Sequence[Any] = batch(uow, [wanted[place][1] for place in where])
+        except HubError as error:
+            values = [error] * len(where)
+        for place, value in zip(where, values, strict=True):
+            found[place] = value
+    return found
