@@ -125,18 +125,18 @@ class IdentityQuery:
     async def viewer(self, info: Info[HubContext, Any]) -> Viewer:
         def load(
             uow: UnitOfWork, actor: Actor
-        ) -> tuple[identity.PrincipalView, identity.SessionView | None]:
+        ) -> tuple[identity.PrincipalView, identity.SessionView | None, datetime]:
             principal = identity.get_principal(uow, actor.principal_id)
             session = identity.get_session(uow, actor.session_id) if actor.session_id else None
-            return principal, session
+            return principal, session, uow.now()
 
-        principal, session = await read(info, load)
+        principal, session, now = await read(info, load)
         actor = await info.context.actor()
         return Viewer(
             principal=Principal.of(principal),
             credential=CredentialKind(actor.credential),
             session=AgentSession.of(session) if session else None,
-            server_time=info.context.runtime.clock.now(),
+            server_time=now,
         )
 
 

@@ -631,7 +631,7 @@ class ReviewMutation:
         def run(
             uow: UnitOfWork, actor: Actor
         ) -> tuple[review.ReviewView, review.ReviewStatus, bool]:
-            made, replay = review.submit_review(
+            made = review.submit_review(
                 uow,
                 actor,
                 attempt_id=str(input.attempt_id),
@@ -639,7 +639,8 @@ class ReviewMutation:
                 decision=_decision(input),
                 idempotency_key=input.idempotency_key,
             )
-            return made, review.review_status(uow, made.submission_id), replay
+            status = review.review_status(uow, made.value.submission_id)
+            return made.value, status, made.replayed
 
         return await mutate(info, run, _review_payload)
 

@@ -494,7 +494,7 @@ class WorkMutation:
             info,
             lambda uow, actor: work.create_task(uow, actor, command),
             lambda made, now: CreateTaskPayload(
-                task=Task.of(made[0]), replay=made[1], server_time=now
+                task=Task.of(made.value), replay=made.replayed, server_time=now
             ),
         )
 
@@ -614,10 +614,8 @@ class WorkMutation:
     async def claim_recovery(
         self, info: Info[HubContext, Any], input: ClaimRecoveryInput
     ) -> ClaimRecoveryResult:
-        def payload(
-            made: tuple[views.ClaimResult, views.RecoveryPacket], now: datetime
-        ) -> ClaimRecoveryPayload:
-            claim, packet = made
+        def payload(made: views.RecoveryClaim, now: datetime) -> ClaimRecoveryPayload:
+            claim, packet = made.claim, made.packet
             return ClaimRecoveryPayload(
                 task=Task.of(claim.task),
                 attempt=Attempt.of(claim.attempt),
