@@ -215,6 +215,9 @@ def settings(test_database: TestDatabase, tmp_path: Path) -> Settings:
         artifact_dir=tmp_path / "artifacts",
         var_dir=tmp_path / "var",
         secret_key="test-secret-key-0123456789",  # type: ignore[arg-type]
+        # Every write operation reads the clock only after its first lock (or says why
+        # it needs none): docs/design.md, "Tasks, attempts, leases and generations".
+        strict_clock=True,
         _env_file=None,  # type: ignore[call-arg]
     )
 

@@ -80,6 +80,10 @@ class Settings(BaseSettings):
     web_session_max_age_seconds: int = Field(default=12 * 3600, ge=300, le=30 * 86400)
     web_idle_timeout_seconds: int = Field(default=3600, ge=120, le=7 * 86400)
 
+    # For tests: a write operation that reads coordinator time before its first lock
+    # fails (`hub.storage.unit_of_work.ClockReadBeforeLock`) instead of going unnoticed.
+    strict_clock: bool = False
+
     @field_validator("database_url")
     @classmethod
     def _known_backend(cls, value: str) -> str:

@@ -45,11 +45,15 @@ ROUNDS = 3  # twins per mutation and backend, each on a fresh stage
 class Twin:
     """One keyed request, ready to be sent twice, and how to count what it did."""
 
-    sender: Api
+    by: Agent  # the session that sends it
     input: dict[str, Any]
     names: str  # payload fields naming what the request made or touched
     effect: str  # SQL counting the request's effect: exactly 1 after both twins
     params: dict[str, Any]
+
+    @property
+    def sender(self) -> Api:
+        return self.by.api
 
 
 # --- the table: one case per keyed mutation ---------------------------------------------
@@ -59,7 +63,7 @@ def create_task(scene: Scene) -> Twin:
     project = work.create_project(scene.operator)
     title = f"twin {work.key()}"
     return Twin(
-        scene.agent().api,
+        scene.agent(),
         {"projectId": project, "kind": "GENERAL", "title": title,
          "acceptanceCriteria": ["it works"], "idempotencyKey": work.key()},
         "task { id state }",
@@ -71,7 +75,7 @@ def claim_task(scene: Scene) -> Twin:
     project = work.create_project(scene.operator)
     task = work.new_task(scene.operator, project)
     return Twin(
-        scene.agent().api,
+        scene.agent(),
         {"projectId": project, "taskId": task, "idempotencyKey": work.key()},
         "task { id state } attempt { id generation expiresAt }",
         "SELECT count(*) FROM attempts WHERE task_id = :task", {"task": task},
@@ -81,7 +85,7 @@ def claim_task(scene: Scene) -> Twin:
 def claim_recovery(scene: Scene) -> Twin:
     held = expired(scene)
     return Twin(
-        scene.agent().api,
+        scene.agent(),
         {"taskId": held.task, "idempotencyKey": work.key()},
         "task { id state } attempt { id generation kind }",
         "SELECT count(*) FROM attempts WHERE task_id = :task AND kind = 'RECOVERY'",
@@ -93,7 +97,7 @@ def renew_lease(scene: Scene) -> Twin:
     held = holding(scene)
     scene.clock.advance(60)  # so that the renewal moves the expiry
     return Twin(
-        held.agent.api,
+        held.agent,
         attempt_input(held),
         "attempt { id expiresAt } lease { expiresAt }",
         "SELECT count(*) FROM events WHERE kind = 'lease.renewed' AND subject_id = :task",
@@ -104,7 +108,7 @@ def renew_lease(scene: Scene) -> Twin:
 def record_checkpoint(scene: Scene) -> Twin:
     held = holding(scene)
     return Twin(
-        held.agent.api,
+        held.agent,
         attempt_input(held, summary="halfway"),
         "checkpoint { id }",
         "SELECT count(*) FROM checkpoints WHERE attempt_id = :attempt",
@@ -116,7 +120,7 @@ def submit_attempt(scene: Scene) -> Twin:
     held = holding(scene)
     assert work.accept(held.agent.api, held.attempt)["__typename"] == "AttemptPayload"
     return Twin(
-        held.agent.api,
+        held.agent,
         attempt_input(held, outcome="DELIVERED", result="done"),
         "task { id state } attempt { id state } submission { id }",
         "SELECT count(*) FROM submissions WHERE attempt_id = :attempt",
@@ -127,7 +131,7 @@ def submit_attempt(scene: Scene) -> Twin:
 def register_job(scene: Scene) -> Twin:
     held = holding(scene)
     return Twin(
-        held.agent.api,
+        held.agent,
         attempt_input(held, jobId=f"job-{work.key()[:8]}", producer="pytest", runnerHost="ws-1",
                       checkout="/src/checkout-1", operation="test", invocation="pytest -q"),
         "job { id status }",
@@ -139,7 +143,7 @@ def acquire_resources(scene: Scene) -> Twin:
     held = holding(scene)
     resource = define_resource(scene.operator, held.project)
     return Twin(
-        held.agent.api,
+        held.agent,
         attempt_input(held, requests=[{"resourceId": resource, "units": 1}]),
         "reservations { id resourceId state }",
         "SELECT count(*) FROM reservations WHERE attempt_id = :attempt",
@@ -150,7 +154,7 @@ def acquire_resources(scene: Scene) -> Twin:
 def submit_review(scene: Scene) -> Twin:
     delivery, reviewer, attempt = awaiting_review(scene)
     return Twin(
-        reviewer.api,
+        reviewer,
         {"attemptId": attempt["id"], "generation": attempt["generation"],
          "submissionId": delivery.submission, "decision": "APPROVE", "summary": "looks right",
          "findings": [], "evidence": ["ran the tests"], "idempotencyKey": work.key()},
@@ -163,7 +167,7 @@ def submit_review(scene: Scene) -> Twin:
 def claim_integration(scene: Scene) -> Twin:
     delivery = awaiting_integration(scene)
     return Twin(
-        scene.agent().api,
+        scene.agent(),
         {"submissionId": delivery.submission, "observedTargetRevision": sha("a"),
          "idempotencyKey": work.key()},
         "integration { id state reservationHeld } attempt { id generation }",
@@ -175,7 +179,7 @@ def claim_integration(scene: Scene) -> Twin:
 def relinquish_attempt(scene: Scene) -> Twin:
     held = holding(scene)
     return Twin(
-        held.agent.api,
+        held.agent,
         attempt_input(held, reason="out of budget"),
         "task { id state } attempt { id state }",
         "SELECT count(*) FROM events WHERE kind = 'attempt.relinquished' AND subject_id = :task",
@@ -205,7 +209,7 @@ def integration_input(claim: dict[str, Any], **fields: Any) -> dict[str, Any]:
 def record_integration_result(scene: Scene) -> Twin:
     integrator, claim = integrating(scene)
     return Twin(
-        integrator.api,
+        integrator,
         integration_input(
             claim, outcome="PUBLISHED", targetBranch="main", baseRevision=sha("a"),
             resultRevision=sha("c"),
@@ -222,7 +226,7 @@ def record_validation(scene: Scene) -> Twin:
     assert published["__typename"] == "IntegrationPayload", published
     evidence = evidence_of(integrator.api, claim, sha("c"))
     return Twin(
-        integrator.api,
+        integrator,
         integration_input(claim, resultRevision=sha("c"), passed=True, evidenceIds=[evidence]),
         "validation { id passed } integration { id state }",
         "SELECT count(*) FROM validations WHERE integration_id = :integration",
@@ -235,7 +239,7 @@ def reconcile_integration(scene: Scene) -> Twin:
     uncertain = report(integrator.api, claim, "UNCERTAIN")
     assert uncertain["__typename"] == "IntegrationPayload", uncertain
     return Twin(
-        integrator.api,
+        integrator,
         {"integrationId": claim["integration"]["id"], "remoteRevision": sha("9"),
          "published": True, "idempotencyKey": work.key()},
         "integration { id state resultRevision reservationHeld }",

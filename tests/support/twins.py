@@ -26,6 +26,9 @@ class Agent(Protocol):
     @property
     def api(self) -> Api: ...
 
+    @property
+    def principal(self) -> Any: ...
+
 
 @dataclass(frozen=True)
 class Scene:

@@ -104,7 +104,7 @@ def test_ownership_protocol_holds_under_random_operations(
                             acceptance_criteria=["ok"],
                         ),
                     )
-                )[0].id
+                ).value.id
                 for _ in range(TASKS)
             ]
             runtime.write(
@@ -192,7 +192,7 @@ def test_ownership_protocol_holds_under_random_operations(
                 )
             )
             if ok:
-                attempt = result[0][0].attempt
+                attempt = result[0].claim.attempt
                 self.granted[agent].append((attempt.id, attempt.generation))
                 self._mutate(
                     lambda uow: work.record_recovery_disposition(

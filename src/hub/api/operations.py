@@ -44,15 +44,19 @@ async def mutate(
 ) -> P | AnyProblem:
     context = info.context
     name = root_field(info)
+
+    def run(uow: UnitOfWork) -> tuple[T, datetime]:
+        result = operation(uow, authorize(context.actor_in(uow), name))
+        # The payload's `serverTime` is the operation's one instant.
+        return result, uow.now()
+
     try:
-        result = await context.runtime.awrite(
-            lambda uow: operation(uow, authorize(context.actor_in(uow), name))
-        )
+        result, instant = await context.runtime.awrite(run)
     except Unauthenticated as exc:
         raise unauthenticated(exc.message) from None
     except HubError as error:
         return to_problem(error)
-    return to_payload(result, context.runtime.clock.now())
+    return to_payload(result, instant)
 
 
 async def read(
@@ -124,7 +128,3 @@ def _field_named(
             if found is not None:
                 return found
     return None
-
-
-def server_time(info: Info[HubContext, Any]) -> datetime:
-    return info.context.runtime.clock.now()

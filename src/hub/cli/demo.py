@@ -75,7 +75,7 @@ def _seed_tasks(uow: UnitOfWork, actor: Actor, project_id: str) -> None:
         prerequisite_ids: tuple[str, ...] = (),
         priority: int = 0,
     ) -> str:
-        made, _ = work.create_task(
+        made = work.create_task(
             uow,
             actor,
             work.NewTask(
@@ -88,7 +88,7 @@ def _seed_tasks(uow: UnitOfWork, actor: Actor, project_id: str) -> None:
                 priority=priority,
             ),
         )
-        return made.id
+        return made.value.id
 
     objective = task("OBJECTIVE", "Ship retry-safe claims", ["Both children done", "Docs updated"])
     parser = task(

@@ -1,29 +1,33 @@
-"""Receipts, keyed by (principal, operation, key), written in the operation's transaction.
+"""Keyed mutations: receipts keyed by (principal, operation, key), written in the
+operation's transaction (docs/design.md, "Idempotency").
 
-A service function calls `recall` first: an identical retry gets the stored result
-(the caller then reports *current* state and marks it a replay), a different request
-under the same key is `IdempotencyConflict`, and a pruned receipt is
-`IdempotencyReceiptExpired` — never a silent second execution. After doing the work
-it calls `remember` in the same transaction.
+Every keyed mutation runs through `run_keyed`, which owns the order: the key is required
+from agent sessions and reporter tokens; the caller, already authenticated, is
+authorized (`authorize`, the operation's own check) — on a replay too, since a receipt is
+history, not proof of current authority; then an identical retry is replayed (`replay`
+reports the record's *current* state and changes nothing), a different request under
+the same key is `IdempotencyConflict`, a pruned receipt is `IdempotencyReceiptExpired`
+— never a silent second execution —, and a new request is executed and its receipt
+stored in the same transaction. The answer is `Keyed`: the value and whether it was a
+replay.
 
-Twins. A client that retries after a timeout while its first request still runs sends
-an identical request concurrently. On PostgreSQL (READ COMMITTED) the twin would read
-"no receipt" while the first is uncommitted and then decide on that stale knowledge
-(the resource is taken, the attempt is completed: a conflict with itself). So `recall`
-first takes a transaction-scoped advisory lock on (principal, operation, key), and
-reads the receipt in a new statement, with a new snapshot: the twin waits for the
-first request's commit (or rollback) and then sees its receipt. SQLite needs no lock:
-one writer at a time. Rules for a keyed operation:
+Twins. A client that retries after a timeout while its first request still runs sends an
+identical request concurrently. On PostgreSQL (READ COMMITTED) the twin would read "no
+receipt" while the first is uncommitted and then decide on that stale knowledge (the
+resource is taken, the attempt is completed: a conflict with itself). So the receipt is
+read only after a transaction-scoped advisory lock on (principal, operation, key), in a
+new statement, with a new snapshot: the twin waits for the first request's commit (or
+rollback) and then sees its receipt. SQLite needs no lock: one writer at a time. Hence:
 
-- call `recall` before any decision that depends on state the first request changes.
-  Row locks taken before it (the session, the task) are fine: a twin waits there too
-  and re-reads the locked row afterwards.
-- Lock order: whatever an operation locks before `recall` comes before the key's lock,
-  the rest after. Only requests under the same (principal, operation, key) meet on
-  that lock, and identical twins take every lock in the same order, so they never
-  deadlock. Two *different* requests under one key (a client error, answered
-  `IdempotencyConflict`) could lock rows in opposite orders; PostgreSQL detects that
-  deadlock and `Runtime.write` runs the loser again.
+- the receipt is read before any decision that depends on state the first request
+  changes. Row locks taken before it (by `authorize`: the session, the task) are fine: a
+  twin waits there too and re-reads the locked row afterwards.
+- Lock order: whatever `authorize` locks comes before the key's lock, the rest after.
+  Only requests under the same (principal, operation, key) meet on that lock, and
+  identical twins take every lock in the same order, so they never deadlock. Two
+  *different* requests under one key (a client error, answered `IdempotencyConflict`)
+  could lock rows in opposite orders; PostgreSQL detects that deadlock and
+  `Runtime.write` runs the loser again.
 - The receipts' primary key stays the backstop: a receipt written twice fails the
   second writer's insert, and `Runtime.write` runs it again, as a replay.
 """
@@ -32,9 +36,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 from sqlalchemy import CursorResult, Result, bindparam, delete, insert, select, text, update
 
@@ -45,6 +50,9 @@ from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 
 MAX_KEY_LENGTH = 200
+
+A = TypeVar("A")
+T = TypeVar("T")
 
 _RECEIPTS = table_of(Receipt)
 # Prebuilt: nearly every agent mutation reads and writes one receipt.
@@ -65,13 +73,58 @@ class PruneReport:
     deleted: int
 
 
-def fingerprint(request: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class Keyed(Generic[T]):
+    """A keyed mutation's answer: its value, and whether it replays an earlier request
+    under the same key (then it reports the record's current state and changed nothing)."""
+
+    value: T
+    replayed: bool = False
+
+
+def run_keyed(
+    uow: UnitOfWork,
+    actor: Actor,
+    operation: str,
+    key: str | None,
+    request: Mapping[str, Any],
+    *,
+    authorize: Callable[[], A],
+    replay: Callable[[A, dict[str, Any]], T],
+    execute: Callable[[A], T],
+    receipt: Callable[[T], dict[str, Any]],
+) -> Keyed[T]:
+    """Run one keyed mutation in the one order (module docstring).
+
+    `request` is what a retry must repeat (the key left out): its fingerprint tells a
+    retry from a different request. `authorize` checks the caller and returns what the
+    other steps need (e.g. the attempt, locked); `replay` answers from it and the stored
+    receipt; `execute` does the work; `receipt` is what to store of its result (ids).
+    """
+    _require_key(actor, key, operation)
+    allowed = authorize()
+    digest = fingerprint(request)
+    prior = _recall(uow, actor, operation, key, digest)
+    if prior is not None:
+        return Keyed(replay(allowed, prior), replayed=True)
+    value = execute(allowed)
+    _remember(uow, actor, operation, key, digest, receipt(value))
+    return Keyed(value)
+
+
+def request_of(command: Any, **overrides: Any) -> dict[str, Any]:
+    """A keyed command (a dataclass) as the request its fingerprint is taken of: every
+    field, the idempotency key blanked."""
+    return {**asdict(command), "idempotency_key": None, **overrides}
+
+
+def fingerprint(request: Mapping[str, Any]) -> str:
     """A canonical digest of the request (key excluded by the caller)."""
     canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def require_key(actor: Actor, key: str | None, operation: str) -> None:
+def _require_key(actor: Actor, key: str | None, operation: str) -> None:
     """Agent sessions must key the mutations that create, claim, renew or submit."""
     if actor.credential in ("session", "reporter") and not key:
         raise ValidationFailed(
@@ -80,8 +133,8 @@ def require_key(actor: Actor, key: str | None, operation: str) -> None:
         )
 
 
-def recall(
-    uow: UnitOfWork, actor: Actor, operation: str, key: str | None, request: dict[str, Any]
+def _recall(
+    uow: UnitOfWork, actor: Actor, operation: str, key: str | None, digest: str
 ) -> dict[str, Any] | None:
     if not key:
         return None
@@ -98,7 +151,7 @@ def recall(
     ).first()
     if row is None:
         return None
-    if row.fingerprint != fingerprint(request):
+    if row.fingerprint != digest:
         raise IdempotencyConflict(
             f"idempotency key {key!r} was used for a different {operation} request"
         )
@@ -109,12 +162,12 @@ def recall(
     return dict(row.result)
 
 
-def remember(
+def _remember(
     uow: UnitOfWork,
     actor: Actor,
     operation: str,
     key: str | None,
-    request: dict[str, Any],
+    digest: str,
     result: dict[str, Any],
 ) -> None:
     if not key:
@@ -126,7 +179,7 @@ def remember(
             "principal_id": actor.principal_id,
             "operation": operation,
             "key": key,
-            "fingerprint": fingerprint(request),
+            "fingerprint": digest,
             "result": result,
             "tombstone": False,
             "created_at": uow.now(),
@@ -136,6 +189,7 @@ def remember(
 
 def prune_receipts(uow: UnitOfWork) -> PruneReport:
     """Turn receipts past retention into tombstones, and drop tombstones past theirs."""
+    uow.no_lock_needed("pruning by age: a receipt read meanwhile is read whole or as a tombstone")
     now = uow.now()
     settings = uow.settings
     keep_full = now - timedelta(seconds=settings.receipt_retention_seconds)

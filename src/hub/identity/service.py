@@ -129,6 +129,7 @@ def create_principal(
         raise ValidationFailed("password", "must be at least 8 characters")
     if uow.session.scalar(select(Principal.id).where(Principal.name == name)) is not None:
         raise PrincipalNameTaken(name)
+    uow.no_lock_needed("a new principal: its name's uniqueness is the unique index's")
     row = Principal(
         id=new_id("prn"),
         name=name,
@@ -275,7 +276,7 @@ def create_token(uow: UnitOfWork, *, principal: str, label: str = "") -> IssuedT
 
 
 def revoke_token(uow: UnitOfWork, *, token_id: str) -> TokenView:
-    row = uow.session.get(ApiToken, token_id)
+    row = uow.session.get(ApiToken, token_id, with_for_update=True)
     if row is None:
         raise NotFound("token", token_id)
     if row.revoked_at is None:
@@ -407,7 +408,7 @@ def authenticate(uow: UnitOfWork, bearer: str) -> Actor:
         or found.kind != presented.kind
         or found.revoked_at is not None
         or found.disabled_at is not None
-        or (found.expires_at is not None and uow.now() >= found.expires_at)
+        or (found.expires_at is not None and uow.opened_at >= found.expires_at)
     ):
         raise Unauthenticated("the bearer token is unknown or revoked")
     if found.session_id is not None:
@@ -466,6 +467,7 @@ def start_session(
         # A session is opened with the workstation credential; a session token cannot
         # spawn sessions of its own (that would outlive the revocation of its parent).
         raise PermissionDenied("sessions are started with a personal token")
+    uow.no_lock_needed("a new session, opened under the credential just authenticated")
     row = AgentSession(
         id=new_id("ses"),
         principal_id=actor.principal_id,
@@ -489,7 +491,7 @@ def start_session(
 def end_session(
     uow: UnitOfWork, actor: Actor, *, session_id: str, reason: str = ""
 ) -> SessionView:
-    row = _owned_session(uow, actor, session_id, allow_ended=True)
+    row = _owned_session(uow, actor, session_id, allow_ended=True, lock=True)
     if row.ended_at is None:
         _end_agent_session(
             uow, row, uow.now(), reason=_clean("reason", reason, max_length=500, required=False),
@@ -538,10 +540,18 @@ def require_active_session(uow: UnitOfWork, actor: Actor) -> SessionView:
     return _session_view(_owned_session(uow, actor, actor.session_id, allow_ended=False))
 
 
+def lock_owned_session(uow: UnitOfWork, actor: Actor, session_id: str) -> SessionView:
+    """The caller's live session (a session token's own, or one of a personal token's
+    principal), row-locked for a change to it."""
+    return _session_view(_owned_session(uow, actor, session_id, allow_ended=False, lock=True))
+
+
 def record_session_adapter_event(
     uow: UnitOfWork, actor: Actor, *, session_id: str, event: str
 ) -> SessionView:
-    row = _owned_session(uow, actor, session_id, allow_ended=False)
+    """What the harness last saw happen to the session. The caller locked the session
+    first (`lock_owned_session`), before any other row its operation locks."""
+    row = _owned_session(uow, actor, session_id, allow_ended=False, lock=True)
     row.last_adapter_event = event
     row.last_adapter_event_at = uow.now()
     return _session_view(row)
@@ -555,9 +565,9 @@ def count_active_sessions(uow: UnitOfWork) -> int:
 
 
 def _owned_session(
-    uow: UnitOfWork, actor: Actor, session_id: str, *, allow_ended: bool
+    uow: UnitOfWork, actor: Actor, session_id: str, *, allow_ended: bool, lock: bool = False
 ) -> AgentSession:
-    row = uow.session.get(AgentSession, session_id)
+    row = uow.session.get(AgentSession, session_id, with_for_update=True if lock else None)
     if row is None:
         raise NotFound("session", session_id)
     # A session token acts only for its own session; a personal token for its principal's.

@@ -129,7 +129,7 @@ def authenticate_web_session(uow: UnitOfWork, secret: str) -> DashboardViewer:
     """The person behind a dashboard cookie's secret, or `Unauthenticated` saying why not."""
     uow.session.flush()  # a Core read: see sign-ins made earlier in this transaction
     found = uow.session.execute(_BY_SECRET, {"secret_hash": tokens.hash_secret(secret)}).first()
-    now = uow.now()
+    now = uow.opened_at
     actor = _judge(uow, found, now)
     assert found is not None  # `_judge` refuses a missing sign-in
     return DashboardViewer(actor=actor, refresh_due=now - found.last_seen_at >= LAST_SEEN_REFRESH)
@@ -140,7 +140,7 @@ def require_web_session(uow: UnitOfWork, web_session_id: str) -> Actor:
     signed out since it was checked records nothing) and for live streams' re-checks."""
     uow.session.flush()
     found = uow.session.execute(_BY_ID, {"web_session_id": web_session_id}).first()
-    return _judge(uow, found, uow.now())
+    return _judge(uow, found, uow.opened_at)
 
 
 def _judge(uow: UnitOfWork, found: Any, now: datetime) -> Actor:
@@ -171,6 +171,7 @@ def _judge(uow: UnitOfWork, found: Any, now: datetime) -> Actor:
 
 def refresh_web_session(uow: UnitOfWork, web_session_id: str) -> None:
     """Record that the sign-in was used now (when `DashboardViewer.refresh_due`)."""
+    uow.no_lock_needed("one conditional UPDATE that only moves last_seen_at forward")
     now = uow.now()
     uow.session.execute(
         update(WebSession)
@@ -186,6 +187,7 @@ def refresh_web_session(uow: UnitOfWork, web_session_id: str) -> None:
 def end_web_session(uow: UnitOfWork, secret: str, *, reason: str = SIGNED_OUT) -> bool:
     """Sign out the sign-in behind a cookie's secret; False if it had already ended."""
     condition = WebSession.secret_hash == tokens.hash_secret(secret)
+    uow.no_lock_needed("one conditional UPDATE that ends only a sign-in not ended yet")
     return end_web_sessions(uow, condition, uow.now(), reason) > 0
 
 

@@ -10,7 +10,7 @@ published result completes the implementation task: a branch-only result never d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
@@ -160,12 +160,9 @@ def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> C
     """
     subject = work.get_submission(uow, cmd.submission_id)
     observed = clean_revision("observedTargetRevision", cmd.observed_target_revision)
-    open_tasks = [
-        t for t in work.workflow_tasks(uow, subject.id, "INTEGRATION") if t.state != "CLOSED"
-    ]
-    if not open_tasks:
+    task_id = work.open_workflow_task(uow, subject.id, "INTEGRATION")
+    if task_id is None:
         raise InvalidTransition(f"submission {subject.id} is not awaiting integration")
-    task_id = open_tasks[-1].id
     try:
         claim = work.claim_task(
             uow,
@@ -314,13 +311,24 @@ def _require_ready(uow: UnitOfWork, subject: work.SubmissionView) -> None:
 def record_integration_result(
     uow: UnitOfWork, actor: Actor, cmd: IntegrationReportRequest
 ) -> IntegrationResult:
-    idempotency.require_key(actor, cmd.idempotency_key, "recordIntegrationResult")
-    work.require_own_attempt(uow, actor, cmd.attempt_id)
-    request = {**asdict(cmd), "reservation_ids": list(cmd.reservation_ids)}
-    request["idempotency_key"] = None
-    prior = idempotency.recall(uow, actor, "recordIntegrationResult", cmd.idempotency_key, request)
-    if prior is not None:
-        return IntegrationResult(get_integration(uow, prior["integration_id"]), replay=True)
+    return idempotency.run_keyed(
+        uow,
+        actor,
+        "recordIntegrationResult",
+        cmd.idempotency_key,
+        idempotency.request_of(cmd),
+        authorize=lambda: work.require_own_attempt(uow, actor, cmd.attempt_id),
+        replay=lambda _, prior: IntegrationResult(
+            get_integration(uow, prior["integration_id"]), replay=True
+        ),
+        execute=lambda _: _record_result(uow, actor, cmd),
+        receipt=lambda made: {"integration_id": made.integration.id},
+    ).value
+
+
+def _record_result(
+    uow: UnitOfWork, actor: Actor, cmd: IntegrationReportRequest
+) -> IntegrationResult:
     held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
     row = _owned(uow, actor, cmd.integration_id, held, states=("IN_PROGRESS",))
     if cmd.outcome not in OUTCOMES:
@@ -383,10 +391,6 @@ def record_integration_result(
             actor_id=actor.principal_id,
         )
     _report(uow, actor, row, cmd.outcome, base, result, verified, note, held.attempt.id)
-    idempotency.remember(
-        uow, actor, "recordIntegrationResult", cmd.idempotency_key, request,
-        {"integration_id": row.id},
-    )
     return IntegrationResult(_view(uow, row))
 
 
@@ -402,10 +406,34 @@ def reconcile_integration(
     idempotency_key: str | None = None,
 ) -> IntegrationResult:
     """Record what the remote target really holds after an uncertain publish."""
-    require_full_credential(actor)
-    idempotency.require_key(actor, idempotency_key, "reconcileIntegration")
-    row = _lock(uow, integration_id)
-    _may_reconcile(uow, actor, row)
+
+    def authorize() -> Integration:
+        require_full_credential(actor)
+        row = _lock(uow, integration_id)
+        _may_reconcile(uow, actor, row)
+        return row
+
+    def execute(row: Integration) -> IntegrationResult:
+        if row.state != "UNCERTAIN":
+            raise InvalidTransition(f"integration {row.id} is {row.state}, not UNCERTAIN")
+        remote = clean_full_revision("remoteRevision", remote_revision)
+        verified = _verification(verified_how)
+        cleaned_note = clean_text("note", note, 10_000, required=False)
+        _release(uow, row)
+        if published:
+            row.state = "PUBLISHED"
+            row.result_revision = remote
+        else:
+            row.state = "ABANDONED"
+            work.reopen_workflow_task(
+                uow,
+                row.integration_task_id,
+                reason=f"integration {row.id} did not publish",
+                actor_id=actor.principal_id,
+            )
+        _report(uow, actor, row, "RECONCILED", None, remote, verified, cleaned_note, None)
+        return IntegrationResult(_view(uow, row))
+
     request = {
         "integration_id": integration_id,
         "remote_revision": remote_revision,
@@ -413,30 +441,17 @@ def reconcile_integration(
         "verified_how": verified_how,
         "note": note,
     }
-    if idempotency.recall(uow, actor, "reconcileIntegration", idempotency_key, request):
-        return IntegrationResult(_view(uow, row), replay=True)
-    if row.state != "UNCERTAIN":
-        raise InvalidTransition(f"integration {row.id} is {row.state}, not UNCERTAIN")
-    remote = clean_full_revision("remoteRevision", remote_revision)
-    verified = _verification(verified_how)
-    note = clean_text("note", note, 10_000, required=False)
-    _release(uow, row)
-    if published:
-        row.state = "PUBLISHED"
-        row.result_revision = remote
-    else:
-        row.state = "ABANDONED"
-        work.reopen_workflow_task(
-            uow,
-            row.integration_task_id,
-            reason=f"integration {row.id} did not publish",
-            actor_id=actor.principal_id,
-        )
-    _report(uow, actor, row, "RECONCILED", None, remote, verified, note, None)
-    idempotency.remember(
-        uow, actor, "reconcileIntegration", idempotency_key, request, {"integration_id": row.id}
-    )
-    return IntegrationResult(_view(uow, row))
+    return idempotency.run_keyed(
+        uow,
+        actor,
+        "reconcileIntegration",
+        idempotency_key,
+        request,
+        authorize=authorize,
+        replay=lambda row, _: IntegrationResult(_view(uow, row), replay=True),
+        execute=execute,
+        receipt=lambda made: {"integration_id": made.integration.id},
+    ).value
 
 
 def _may_reconcile(uow: UnitOfWork, actor: Actor, row: Integration) -> None:
@@ -500,20 +515,27 @@ def record_validation(
     A pass is evidence, not a client's boolean: it cites evidence records of this project
     whose derived verdict is a pass and which apply exactly to the integrated result.
     """
-    idempotency.require_key(actor, cmd.idempotency_key, "recordValidation")
-    work.require_own_attempt(uow, actor, cmd.attempt_id)
-    request = {
-        **asdict(cmd),
-        "evidence_ids": list(cmd.evidence_ids),
-        "reservation_ids": list(cmd.reservation_ids),
-        "idempotency_key": None,
-    }
-    prior = idempotency.recall(uow, actor, "recordValidation", cmd.idempotency_key, request)
-    if prior is not None:
+
+    def replay(_: None, prior: dict[str, str]) -> ValidationResult:
         found = uow.session.get_one(Validation, prior["validation_id"])
         return ValidationResult(
             _validation_view(found), get_integration(uow, found.integration_id), replay=True
         )
+
+    return idempotency.run_keyed(
+        uow,
+        actor,
+        "recordValidation",
+        cmd.idempotency_key,
+        idempotency.request_of(cmd),
+        authorize=lambda: work.require_own_attempt(uow, actor, cmd.attempt_id),
+        replay=replay,
+        execute=lambda _: _validate(uow, actor, cmd),
+        receipt=lambda made: {"validation_id": made.validation.id},
+    ).value
+
+
+def _validate(uow: UnitOfWork, actor: Actor, cmd: ValidationRequest) -> ValidationResult:
     held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
     row = _owned(uow, actor, cmd.integration_id, held, states=("PUBLISHED",))
     revision = clean_full_revision("resultRevision", cmd.result_revision)
@@ -571,10 +593,6 @@ def record_validation(
             "result": revision,
             "evidence": evidence_ids,
         },
-    )
-    idempotency.remember(
-        uow, actor, "recordValidation", cmd.idempotency_key, request,
-        {"validation_id": validation.id},
     )
     return ValidationResult(_validation_view(validation), _view(uow, row))
 

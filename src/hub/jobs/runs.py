@@ -9,8 +9,9 @@ or command output; an invocation is a description the client chose to give.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import bindparam, select
 
@@ -57,20 +58,35 @@ def register_job(uow: UnitOfWork, actor: Actor, cmd: JobRegistration) -> JobResu
     The client's job id is the job's natural key: registering it again with the same
     data is a replay, with different data an `IdempotencyConflict`.
     """
-    idempotency.require_key(actor, cmd.idempotency_key, "registerJob")
-    request = {
-        **asdict(cmd),
-        "reservation_ids": list(dict.fromkeys(cmd.reservation_ids)),
-        "idempotency_key": None,
-    }
-    prior = idempotency.recall(uow, actor, "registerJob", cmd.idempotency_key, request)
+    # The reservations a job depends on are a set: listed twice they are one request.
+    request = idempotency.request_of(cmd, reservation_ids=list(dict.fromkeys(cmd.reservation_ids)))
+    return idempotency.run_keyed(
+        uow,
+        actor,
+        "registerJob",
+        cmd.idempotency_key,
+        request,
+        # A replay needs the attempt's authority too: the job is registered under it.
+        authorize=lambda: work.hold_attempt(
+            uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation
+        ),
+        replay=lambda _, prior: JobResult(
+            _view(uow, _require(uow, prior["job_id"]), uow.now()), replay=True
+        ),
+        execute=lambda held: _register(uow, actor, cmd, request, held),
+        receipt=lambda made: {"job_id": made.job.id},
+    ).value
+
+
+def _register(
+    uow: UnitOfWork,
+    actor: Actor,
+    cmd: JobRegistration,
+    request: dict[str, Any],
+    held: work.AttemptResult,
+) -> JobResult:
     fields = _clean_registration(cmd)
-    held = work.hold_attempt(
-        uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation
-    )
     now = uow.now()
-    if prior is not None:
-        return JobResult(_view(uow, _require(uow, prior["job_id"]), now), replay=True)
     fingerprint = idempotency.fingerprint({**request, "generation": None})
     existing = uow.session.scalar(
         select(Job).where(
@@ -127,9 +143,6 @@ def register_job(uow: UnitOfWork, actor: Actor, cmd: JobRegistration) -> JobResu
             "status": row.status,
             "expectedDeadline": deadline.isoformat() if deadline else None,
         },
-    )
-    idempotency.remember(
-        uow, actor, "registerJob", cmd.idempotency_key, request, {"job_id": row.id}
     )
     return JobResult(_view(uow, row, now))
 

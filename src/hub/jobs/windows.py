@@ -97,7 +97,7 @@ def close_watch_window(
 ) -> WindowView:
     """End a window early and revoke its reporter token (closing again changes nothing)."""
     reason = clean_text("reason", reason, 500, required=False)
-    row = uow.session.get(WatchWindow, window_id)
+    row = uow.session.get(WatchWindow, window_id, with_for_update=True)
     if row is None:
         raise NotFound("watch window", window_id)
     if actor.is_reporter:

@@ -112,6 +112,7 @@ def create_project(
     name = _text("name", name, 200)
     description = _text("description", description, 10_000, required=False)
     clean_aliases = _aliases(aliases)
+    uow.no_lock_needed("a new project: its aliases' uniqueness is the unique index's")
     now = uow.now()
     project = Project(
         id=new_id("prj"),
@@ -177,7 +178,7 @@ def count_projects(uow: UnitOfWork) -> int:
 
 def add_alias(uow: UnitOfWork, actor: Actor, *, project_id: str, alias: str) -> ProjectView:
     require_full_credential(actor)
-    project = require_project(uow, project_id)
+    project = _lock_project(uow, project_id)
     (clean,) = _aliases([alias])
     _add_aliases(uow, project.id, [clean], repository_id=None)
     append_event(
@@ -251,7 +252,8 @@ def add_repository(
     aliases: Sequence[str] = (),
 ) -> RepositoryView:
     require_full_credential(actor)
-    project = require_project(uow, project_id)
+    # Locked: two additions of one remote to a project are decided one after the other.
+    project = _lock_project(uow, project_id)
     remote = normalise_remote(remote_url)
     branch = _branch("defaultBranch", default_branch)
     clean_aliases = _aliases(aliases)

@@ -14,7 +14,7 @@ terminal result, a reporter's observation that the process exited, or an operato
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
@@ -120,6 +120,7 @@ def define_resource(
         capacity = None
     projects.ensure_project_exists(uow, cmd.project_id)
     identity_key = _identity_key(cmd.project_id, cmd.scope, key)
+    uow.no_lock_needed("a definition: its identity key's unique index tells twins apart")
     existing = uow.session.scalar(select(Resource).where(Resource.identity_key == identity_key))
     if existing is not None:
         if (existing.mode, existing.capacity, existing.unit) != (cmd.mode, capacity, unit):
@@ -153,21 +154,28 @@ def define_resource(
 
 def acquire_resources(uow: UnitOfWork, actor: Actor, cmd: AcquireRequest) -> Acquisition:
     """Reserve every requested resource for the attempt (or its job), or none of them."""
-    idempotency.require_key(actor, cmd.idempotency_key, "acquireResources")
-    request = {
-        **asdict(cmd),
-        "requests": [asdict(r) for r in cmd.requests],
-        "idempotency_key": None,
-    }
-    prior = idempotency.recall(uow, actor, "acquireResources", cmd.idempotency_key, request)
-    if prior is not None:
-        # Authority is checked again, but a replay reports the reservations as they are.
-        work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
-        return Acquisition(
+    return idempotency.run_keyed(
+        uow,
+        actor,
+        "acquireResources",
+        cmd.idempotency_key,
+        idempotency.request_of(cmd),
+        # Authority is checked again on a replay, which reports the reservations as they are.
+        authorize=lambda: work.hold_attempt(
+            uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation
+        ),
+        replay=lambda _, prior: Acquisition(
             tuple(_views(uow, _reservations(uow, prior["reservation_ids"]))), replay=True
-        )
+        ),
+        execute=lambda held: _acquire(uow, actor, cmd, held),
+        receipt=lambda made: {"reservation_ids": [view.id for view in made.reservations]},
+    ).value
+
+
+def _acquire(
+    uow: UnitOfWork, actor: Actor, cmd: AcquireRequest, held: work.AttemptResult
+) -> Acquisition:
     wanted = _clean_requests(cmd.requests)
-    held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
     attempt = held.attempt
     if cmd.job_id is not None:
         job = jobs.get_job(uow, cmd.job_id)
@@ -244,14 +252,6 @@ def acquire_resources(uow: UnitOfWork, actor: Actor, cmd: AcquireRequest) -> Acq
             "reservations": [row.id for row in rows],
             "resources": list(wanted),
         },
-    )
-    idempotency.remember(
-        uow,
-        actor,
-        "acquireResources",
-        cmd.idempotency_key,
-        request,
-        {"reservation_ids": [row.id for row in rows]},
     )
     return Acquisition(tuple(_views(uow, rows)))
 
@@ -507,6 +507,7 @@ def record_capacity_observation(
         # operation treats another project's ids: it does not exist here. Shared
         # resources (workstation, environment) may be reported from any project.
         raise NotFound(f"resource of project {reporting_project}", resource_id)
+    uow.no_lock_needed("a dated reading, added beside the others: it decides nothing")
     now = uow.now()
     row = CapacityObservation(
         id=new_id("cap"),

@@ -1,10 +1,6 @@
 from __future__ import annotations
 
-from hub.errors import Conflict, PermissionDenied
-
-
-class NotIndependent(PermissionDenied):
-    pass
+from hub.errors import Conflict
 
 
 class ObsoleteSubmission(Conflict):

@@ -18,13 +18,14 @@ from sqlalchemy import select
 from hub.errors import Conflict, InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
+from hub.idempotency.service import Keyed
 from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import clean_label, clean_list, clean_text
 from hub.jobs import service as jobs
 from hub.mapping import view_of
 from hub.projects import service as projects
-from hub.review.errors import NotIndependent, ObsoleteSubmission
+from hub.review.errors import ObsoleteSubmission
 from hub.review.tables import Finding, HumanReviewRequest, Review
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
@@ -168,43 +169,43 @@ def submit_review(
     generation: int,
     decision: ReviewDecision,
     idempotency_key: str | None = None,
-) -> tuple[ReviewView, bool]:
-    """An agent's review, made under its own attempt on the review task. Returns the
-    review and whether this was a replay of a keyed retry (which changes nothing)."""
-    idempotency.require_key(actor, idempotency_key, "submitReview")
-    request = {"attempt_id": attempt_id, "generation": generation, **asdict(decision)}
-    prior = idempotency.recall(uow, actor, "submitReview", idempotency_key, request)
-    if prior is not None:
-        original = uow.session.get_one(Review, prior["review_id"])
-        if original.session_id != actor.session_id:
-            raise PermissionDenied(f"review {original.id} was made by another session")
-        return _review_view(uow, original), True
-    held = work.hold_attempt(uow, actor, attempt_id=attempt_id, generation=generation)
-    review_task = held.task
-    if review_task.kind != "REVIEW":
-        raise ValidationFailed("attemptId", f"attempt {attempt_id} is not on a review task")
-    subject = work.subject_of(uow, review_task.id)
-    if subject.id != decision.submission_id:
-        raise ValidationFailed(
-            "submissionId",
-            f"this review task is for submission {subject.id}, not {decision.submission_id}",
+) -> Keyed[ReviewView]:
+    """An agent's review, made under its own attempt on the review task; a replay of a
+    keyed retry changes nothing."""
+
+    def execute(_: None) -> ReviewView:
+        held = work.hold_attempt(uow, actor, attempt_id=attempt_id, generation=generation)
+        review_task = held.task
+        if review_task.kind != "REVIEW":
+            raise ValidationFailed("attemptId", f"attempt {attempt_id} is not on a review task")
+        subject = work.subject_of(uow, review_task.id)
+        if subject.id != decision.submission_id:
+            raise ValidationFailed(
+                "submissionId",
+                f"this review task is for submission {subject.id}, not {decision.submission_id}",
+            )
+        _require_current(uow, subject)
+        reviewer = work.Reviewer.agent(held.attempt.session_id, attempt_id)
+        work.require_independent(uow, subject.id, reviewer)
+        review = _record(uow, actor, subject, decision, kind="AGENT", attempt_id=attempt_id)
+        work.finish_workflow_attempt(
+            uow, attempt_id, f"reviewed: {decision.decision}", actor_id=actor.principal_id
         )
-    _require_current(uow, subject)
-    team = work.contributors(uow, subject.task_id)
-    if actor.session_id in team.session_ids or attempt_id in team.attempt_ids:
-        raise NotIndependent(
-            f"session {actor.session_id} or attempt {attempt_id} contributed to the candidate "
-            f"of task {subject.task_id}: an independent review needs a separate session"
-        )
-    review = _record(uow, actor, subject, decision, kind="AGENT", attempt_id=attempt_id)
-    work.finish_workflow_attempt(
-        uow, attempt_id, f"reviewed: {decision.decision}", actor_id=actor.principal_id
+        _settle(uow, subject, actor)
+        return review
+
+    return idempotency.run_keyed(
+        uow,
+        actor,
+        "submitReview",
+        idempotency_key,
+        {"attempt_id": attempt_id, "generation": generation, **asdict(decision)},
+        # The review's session only, also for the replay.
+        authorize=lambda: work.require_own_attempt(uow, actor, attempt_id),
+        replay=lambda _, prior: _review_view(uow, uow.session.get_one(Review, prior["review_id"])),
+        execute=execute,
+        receipt=lambda review: {"review_id": review.id},
     )
-    _settle(uow, subject, actor)
-    idempotency.remember(
-        uow, actor, "submitReview", idempotency_key, request, {"review_id": review.id}
-    )
-    return review, False
 
 
 def submit_review_with_status(
@@ -217,7 +218,7 @@ def submit_review_with_status(
     idempotency_key: str | None = None,
 ) -> RecordedReview:
     """`submit_review`, answered with the status the review leaves its submission in."""
-    review, replay = submit_review(
+    made = submit_review(
         uow,
         actor,
         attempt_id=attempt_id,
@@ -225,7 +226,7 @@ def submit_review_with_status(
         decision=decision,
         idempotency_key=idempotency_key,
     )
-    return RecordedReview(review, review_status(uow, review.submission_id), replay)
+    return RecordedReview(made.value, review_status(uow, made.value.submission_id), made.replayed)
 
 
 def record_human_review_with_status(
@@ -242,16 +243,19 @@ def record_human_review(uow: UnitOfWork, actor: Actor, decision: ReviewDecision)
         raise PermissionDenied(
             "only an authenticated human records a human review; agents may requestHumanReview"
         )
-    subject = work.get_submission(uow, decision.submission_id)
+    subject = work.lock_submission(uow, decision.submission_id)
     _require_current(uow, subject)
     policy = projects.get_policy(uow, subject.project_id, subject.policy_revision)
-    team = work.contributors(uow, subject.task_id)
-    if actor.principal_id in team.principal_ids and not policy.human_may_approve_own_agent:
-        verb = "approve" if decision.decision == "APPROVE" else "reject"
-        raise NotIndependent(
-            f"{actor.principal_name} contributed to this candidate and the policy does not let "
-            f"contributors {verb} their own work"
-        )
+    work.require_independent(
+        uow,
+        subject.id,
+        work.Reviewer.person(
+            actor.principal_id,
+            actor.principal_name,
+            verb="approve" if decision.decision == "APPROVE" else "reject",
+            own_work_allowed=policy.human_may_approve_own_agent,
+        ),
+    )
     earlier = uow.session.scalar(
         select(Review.id).where(
             Review.submission_id == subject.id,
@@ -273,7 +277,7 @@ def request_human_review(
     uow: UnitOfWork, actor: Actor, *, submission_id: str, context: str
 ) -> ReviewStatus:
     require_full_credential(actor)
-    subject = work.get_submission(uow, submission_id)
+    subject = work.lock_submission(uow, submission_id)
     _require_current(uow, subject)
     request = HumanReviewRequest(
         id=new_id("hrr"),
@@ -308,7 +312,8 @@ def resolve_finding(
     Anyone else is refused. See docs/workflow.md.
     """
     require_full_credential(actor)
-    row = uow.session.get(Finding, finding_id)
+    # Locked: two resolutions of one finding are decided one after the other.
+    row = uow.session.get(Finding, finding_id, with_for_update=True)
     if row is None:
         raise NotFound("finding", finding_id)
     # Authority first: someone who may not touch the finding is refused even once it is
@@ -409,7 +414,7 @@ def repin_submission_policy(
     if not actor.is_operator or actor.is_reporter:
         raise PermissionDenied("only an operator re-pins a submission's review policy")
     reason = clean_text("reason", reason, 2000)
-    subject = work.get_submission(uow, submission_id)
+    subject = work.lock_submission(uow, submission_id)
     task = work.get_task(uow, subject.task_id)
     if task.state != "AWAITING_REVIEW":
         raise InvalidTransition(

@@ -9,6 +9,7 @@ operation is one transaction whatever modules it touches.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -16,7 +17,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, event
 from sqlalchemy.orm import Session
 
 from hub.clock import Clock
@@ -25,14 +26,34 @@ from hub.storage.database import Database
 
 log = logging.getLogger("hub.storage")
 
+# Statements that take a lock another operation waits on (PostgreSQL row locks and
+# advisory locks): after the first, the operation's instant may be sampled.
+_LOCKING = re.compile(r"\bFOR (?:NO KEY )?UPDATE\b|\bFOR (?:KEY )?SHARE\b|pg_advisory", re.I)
+
+
+class ClockReadBeforeLock(RuntimeError):
+    """A write operation read coordinator time before taking any lock (raised only under
+    the `strict_clock` setting, which the tests turn on): its instant could be older than
+    the rows it then locks, and a lease that expired while it waited would look valid.
+    Take the lock first, or say why the operation needs none (`UnitOfWork.no_lock_needed`)."""
+
 
 class UnitOfWork:
     """One transaction. Write units hold the database's write lock for their lifetime.
 
-    `now()` samples the coordinator clock. For write units on SQLite the lock is held
-    from the start (`BEGIN IMMEDIATE`); on PostgreSQL service functions call `now()`
-    after taking their row locks, so lock-wait time can never make an expired lease
-    look valid.
+    One instant per operation: `now()` samples the coordinator clock on its first call
+    and returns that same instant for the rest of the unit (every check, the receipt,
+    the events, the payload's `serverTime`). It is first called once the operation holds
+    the locks its decisions depend on, so lock-wait time can never make an expired lease
+    look valid: for write units on SQLite the lock is held from the start (`BEGIN
+    IMMEDIATE`); on PostgreSQL service functions lock their rows (`SELECT … FOR UPDATE`,
+    an advisory lock) before they read the clock, and under the `strict_clock` setting
+    (the tests') a read before any lock fails. A write operation that decides nothing
+    about a row another one may change at the same time says so (`no_lock_needed`). Read
+    units lock nothing and decide nothing: they report as of their instant.
+
+    The credential presented is judged when the unit opens (`opened_at`), before any
+    lock: the request arrived then, and authenticating locks nothing.
     """
 
     def __init__(
@@ -61,6 +82,14 @@ class UnitOfWork:
         self.committed = False
         self.duration_s = 0.0
         self._started = 0.0
+        self._instant: datetime | None = None
+        self._opened_at: datetime | None = None
+        # On SQLite a write unit holds the database's write lock from its start.
+        self._locked = database.is_sqlite
+        self._lock_free_reason: str | None = None
+        # The guard is for PostgreSQL write units, where locks are taken row by row.
+        self._strict = settings.strict_clock and write and not database.is_sqlite
+        self._watched: tuple[Connection, Callable[..., None]] | None = None
         # Scratch space modules use to collect per-transaction work (e.g. pending events).
         self.pending: dict[str, Any] = {}
 
@@ -75,10 +104,35 @@ class UnitOfWork:
         return self.database.dialect
 
     def now(self) -> datetime:
-        return self.clock.now()
+        """The operation's instant: sampled on the first call, after the locks."""
+        if self._instant is None:
+            if self._strict and not self._locked:
+                raise ClockReadBeforeLock(
+                    "coordinator time was read before the operation took any lock: lock "
+                    "the rows it decides on first, or declare uow.no_lock_needed(why)"
+                )
+            self._instant = self.clock.now()
+        return self._instant
+
+    @property
+    def opened_at(self) -> datetime:
+        """When the unit opened, before any lock: for judging the credential presented
+        (a token's expiry, a sign-in's idleness), never for a decision about locked rows."""
+        if self._opened_at is None:
+            raise RuntimeError("the unit of work is not open")
+        return self._opened_at
+
+    def no_lock_needed(self, reason: str) -> None:
+        """Declare that this write decides nothing about a row another operation may
+        change concurrently (it creates rows no one else can reach yet, or reads only
+        immutable ones), so its instant may be sampled without a lock. The reason is for
+        the reader: say which."""
+        self._lock_free_reason = reason
+        self._locked = True
 
     def __enter__(self) -> UnitOfWork:
         self._started = time.perf_counter()
+        self._opened_at = self.clock.now()
         if self._group is not None:
             # The group holds the write lock; this unit is a savepoint inside it.
             self._session = Session(
@@ -104,7 +158,19 @@ class UnitOfWork:
         else:
             self._session = self.database.read_session()
             self._session.begin()
+        if self._strict:
+            self._watch(self._session.connection())
         return self
+
+    def _watch(self, connection: Connection) -> None:
+        """Note the first locking statement this unit runs (for the `strict_clock` guard)."""
+
+        def saw(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+            if not self._locked and _LOCKING.search(statement):
+                self._locked = True
+
+        event.listen(connection, "before_cursor_execute", saw)
+        self._watched = (connection, saw)
 
     def __exit__(
         self,
@@ -124,6 +190,10 @@ class UnitOfWork:
             run_after_commit(self._after_commit)
 
     def _release(self) -> None:
+        if self._watched is not None:
+            connection, listener = self._watched
+            event.remove(connection, "before_cursor_execute", listener)
+            self._watched = None
         if self._session is not None:
             self._session.close()
         if self._lock is not None:

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from hub.errors import Conflict, InvalidTransition, LeaseExpired, NotFound, StaleGeneration
+from hub.errors import (
+    Conflict,
+    InvalidTransition,
+    LeaseExpired,
+    NotFound,
+    PermissionDenied,
+    StaleGeneration,
+)
 
 
 class TaskNotClaimable(Conflict):
@@ -81,3 +88,8 @@ class CycleRefused(Conflict):
         super().__init__(
             f"{prerequisite_id} already depends on {task_id}: the edge would make a cycle"
         )
+
+
+class NotIndependent(PermissionDenied):
+    """A reviewer who is not independent of the submission (`work.independence`): the
+    problem type clients see stays `PermissionDenied`."""

@@ -6,12 +6,12 @@ building a statement costs more than executing it.
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, func, select
 
 from hub.errors import NotFound
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work.tables import Attempt, Task
+from hub.work.tables import Attempt, Submission, Task
 
 _LOCK_TASK = (
     select(Task)
@@ -79,3 +79,14 @@ def reload_attempt(uow: UnitOfWork, attempt_id: str) -> Attempt:
     if row is None:
         raise NotFound("attempt", attempt_id)
     return row
+
+
+def has_delivery(uow: UnitOfWork, task_id: str) -> bool:
+    """Whether the task was ever delivered: returned work goes back to revision, not to
+    open work."""
+    found = uow.session.scalar(
+        select(func.count())
+        .select_from(Submission)
+        .where(Submission.task_id == task_id, Submission.outcome == "DELIVERED")
+    )
+    return bool(found)

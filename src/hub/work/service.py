@@ -2,33 +2,34 @@
 
 from hub.identity.actor import Actor
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work import attempts, dependencies
-from hub.work.attempts import (
-    AdapterEventResult,
-    ClaimRequest,
-    SubmitRequest,
-    WorktreeRequest,
-    add_recovery_note,
-    claim_recovery,
-    claim_task,
+from hub.work import dependencies, recovery
+from hub.work.authority import (
     get_attempt,
     get_attempts,
     hold_attempt,
     own_live_attempt,
-    reconcile_criteria,
-    record_acceptance,
+    require_own_attempt,
+)
+from hub.work.claims import ClaimRequest, claim_recovery, claim_task
+from hub.work.independence import Reviewer, require_independent
+from hub.work.leases import (
+    AdapterEventResult,
     record_adapter_event,
     record_checkpoint,
-    record_recovery_disposition,
-    recovery_packet,
-    register_worktree,
     relinquish_attempt,
     renew_lease,
-    require_own_attempt,
     session_attempts,
+)
+from hub.work.recovery import add_recovery_note, record_recovery_disposition, recovery_packet
+from hub.work.rows import session_of_attempt
+from hub.work.submissions import (
+    SubmitRequest,
+    WorktreeRequest,
+    reconcile_criteria,
+    record_acceptance,
+    register_worktree,
     submit_attempt,
 )
-from hub.work.rows import session_of_attempt
 from hub.work.tasks import (
     NewTask,
     TaskEdit,
@@ -50,6 +51,7 @@ from hub.work.views import (
     AttemptView,
     ClaimResult,
     LinkView,
+    RecoveryClaim,
     SubmissionView,
     TaskView,
 )
@@ -63,6 +65,8 @@ from hub.work.workflow import (
     finish_workflow_attempt,
     get_submission,
     list_submissions,
+    lock_submission,
+    open_workflow_task,
     reopen_workflow_task,
     repin_submission,
     return_for_revision,
@@ -110,11 +114,11 @@ def remove_prerequisite(
 
 
 def release_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> TaskView:
-    return task_view(uow, attempts.release_task(uow, actor, task_id=task_id, reason=reason))
+    return task_view(uow, recovery.release_task(uow, actor, task_id=task_id, reason=reason))
 
 
 def revoke_attempt(uow: UnitOfWork, actor: Actor, *, attempt_id: str, reason: str) -> TaskView:
-    return task_view(uow, attempts.revoke_attempt(uow, actor, attempt_id=attempt_id, reason=reason))
+    return task_view(uow, recovery.revoke_attempt(uow, actor, attempt_id=attempt_id, reason=reason))
 
 
 __all__ = [
@@ -126,6 +130,8 @@ __all__ = [
     "Contributors",
     "LinkView",
     "NewTask",
+    "RecoveryClaim",
+    "Reviewer",
     "SubmissionView",
     "SubmitRequest",
     "TaskEdit",
@@ -155,6 +161,8 @@ __all__ = [
     "link_tasks",
     "list_submissions",
     "list_tasks",
+    "lock_submission",
+    "open_workflow_task",
     "own_live_attempt",
     "reconcile_criteria",
     "record_acceptance",
@@ -170,6 +178,7 @@ __all__ = [
     "reopen_task",
     "reopen_workflow_task",
     "repin_submission",
+    "require_independent",
     "require_own_attempt",
     "return_for_revision",
     "revoke_attempt",

@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, Select, bindparam, select, text
 from hub.errors import Conflict, InvalidTransition, NotFound, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
+from hub.idempotency.service import Keyed
 from hub.identity.actor import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import bounded_int, clean_label, clean_list, clean_optional, clean_text
@@ -87,14 +88,22 @@ class TaskFilter:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> tuple[TaskView, bool]:
-    """Create a task; returns it and whether this was a replay of a keyed request."""
-    require_full_credential(actor)
-    idempotency.require_key(actor, cmd.idempotency_key, "createTask")
-    request = {**vars(cmd), "idempotency_key": None}
-    prior = idempotency.recall(uow, actor, "createTask", cmd.idempotency_key, request)
-    if prior is not None:
-        return get_task(uow, prior["task_id"]), True
+def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> Keyed[TaskView]:
+    """Create a task; a keyed retry replays the one created first."""
+    return idempotency.run_keyed(
+        uow,
+        actor,
+        "createTask",
+        cmd.idempotency_key,
+        idempotency.request_of(cmd),
+        authorize=lambda: require_full_credential(actor),
+        replay=lambda _, prior: get_task(uow, prior["task_id"]),
+        execute=lambda _: _create(uow, actor, cmd),
+        receipt=lambda task: {"task_id": task.id},
+    )
+
+
+def _create(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> TaskView:
     projects.ensure_project_exists(uow, cmd.project_id)
     if cmd.kind not in TASK_KINDS:
         raise ValidationFailed("kind", f"must be one of {', '.join(TASK_KINDS)}")
@@ -120,6 +129,8 @@ def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> tuple[TaskView, 
         )
         if existing is not None:
             raise Conflict(f"{source_system} item {source_id!r} is already task {existing}")
+    # A new task: the parent and prerequisites it joins are locked where they are decided on.
+    uow.no_lock_needed("a new task, which no other operation can reach yet")
     now = uow.now()
     task = Task(
         id=new_id("tsk"),
@@ -166,10 +177,7 @@ def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> tuple[TaskView, 
         actor_id=actor.principal_id,
         payload={"kind": task.kind, "title": title},
     )
-    idempotency.remember(
-        uow, actor, "createTask", cmd.idempotency_key, request, {"task_id": task.id}
-    )
-    return task_view(uow, task), False
+    return task_view(uow, task)
 
 
 def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
@@ -326,7 +334,7 @@ def link_tasks(
     require_full_credential(actor)
     if kind not in LINK_KINDS:
         raise ValidationFailed("kind", f"must be one of {', '.join(LINK_KINDS)}")
-    task = require_task(uow, task_id)
+    task = lock_task(uow, task_id)
     other = require_task_in(uow, task.project_id, other_id, field="otherTaskId")
     if other.id == task.id:
         raise ValidationFailed("otherTaskId", "a task cannot be linked to itself")

@@ -186,6 +186,15 @@ class RecoveryPacket:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class RecoveryClaim:
+    """A recovery claim's answer: the new attempt, and what the recovering agent needs to
+    decide what to do with the saved work."""
+
+    claim: ClaimResult
+    packet: RecoveryPacket
+
+
 def attempt_view(
     row: Attempt, task: Task, now: datetime, *, stale_progress_seconds: int
 ) -> AttemptView:

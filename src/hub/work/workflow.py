@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, Select, select
+from sqlalchemy import select
 
-from hub.errors import InvalidTransition, NotFound, PermissionDenied
+from hub.errors import InvalidTransition, NotFound
 from hub.events.service import append_event
 from hub.ids import new_id
 from hub.projects.service import PolicyView
@@ -39,7 +39,8 @@ OPEN_STATES = ("OPEN", "IN_PROGRESS", "REVISION_NEEDED")
 @dataclass(frozen=True)
 class Contributors:
     """Everyone recorded as having worked on a task's candidates, across recoveries and
-    resubmissions: independence is judged against all of them."""
+    resubmissions (who may only propose resolutions of required findings). Reviewer
+    independence has its own definition: `work.independence`."""
 
     session_ids: frozenset[str]
     attempt_ids: frozenset[str]
@@ -124,6 +125,14 @@ def get_submission(uow: UnitOfWork, submission_id: str) -> SubmissionView:
     return submission_view(row)
 
 
+def lock_submission(uow: UnitOfWork, submission_id: str) -> SubmissionView:
+    """The submission, its task row locked: decisions about it (a human review) are made
+    one at a time, on the task's current state."""
+    submission = get_submission(uow, submission_id)
+    lock_task(uow, submission.task_id)
+    return submission
+
+
 def current_submission(uow: UnitOfWork, task_id: str) -> SubmissionView | None:
     """The newest delivery of a task: the only one a review or integration may apply to."""
     row = uow.session.scalar(
@@ -170,6 +179,19 @@ def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: str) -> list[TaskV
         .order_by(Task.id)
     ).all()
     return [task_view(uow, row) for row in rows]
+
+
+def open_workflow_task(uow: UnitOfWork, submission_id: str, kind: str) -> str | None:
+    """The submission's newest workflow task of `kind` that is not closed, if any."""
+    found = uow.session.scalar(
+        select(Task.id)
+        .where(
+            Task.subject_submission_id == submission_id, Task.kind == kind, Task.state != "CLOSED"
+        )
+        .order_by(Task.id.desc())
+        .limit(1)
+    )
+    return None if found is None else str(found)
 
 
 def workflow_sessions(uow: UnitOfWork, submission_id: str, kind: str) -> frozenset[str]:
@@ -219,49 +241,6 @@ def repin_submission(
         surplus.updated_at = uow.now()
     uow.session.flush()
     return submission_view(row)
-
-
-def not_reviewable_by(session_id: str | ColumnElement[str]) -> Select[str]:
-    """Submissions a session contributed to, or already reviews: it may not claim
-    (another of) their review tasks."""
-    contributed = (
-        select(Submission.id)
-        .join(Attempt, Attempt.task_id == Submission.task_id)
-        .where(Attempt.session_id == session_id)
-    )
-    reviewing = (
-        select(Task.subject_submission_id)
-        .join(Attempt, Attempt.task_id == Task.id)
-        .where(Task.kind == "REVIEW", Attempt.session_id == session_id)
-    )
-    return contributed.union(reviewing)  # type: ignore[return-value]
-
-
-def check_independent_reviewer(uow: UnitOfWork, task: Task, session_id: str) -> None:
-    """A reviewer's session must not be one that worked on the candidate."""
-    if task.kind != "REVIEW" or task.subject_submission_id is None:
-        return
-    subject = get_submission(uow, task.subject_submission_id)
-    if session_id in contributors(uow, subject.task_id).session_ids:
-        raise PermissionDenied(
-            f"session {session_id} contributed to the candidate of task {subject.task_id}: "
-            "an independent reviewer uses a separate session"
-        )
-    sibling = uow.session.scalar(
-        select(Attempt.id)
-        .join(Task, Task.id == Attempt.task_id)
-        .where(
-            Task.subject_submission_id == subject.id,
-            Task.kind == "REVIEW",
-            Attempt.session_id == session_id,
-        )
-        .limit(1)
-    )
-    if sibling is not None:
-        # Two required reviews are two reviewers, not one session twice.
-        raise PermissionDenied(
-            f"session {session_id} already reviews submission {subject.id} (attempt {sibling})"
-        )
 
 
 def finish_workflow_attempt(

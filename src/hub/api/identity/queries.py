@@ -10,7 +10,7 @@ from strawberry.types import Info
 from hub.api.context import HubContext
 from hub.api.identity.types import Viewer
 from hub.api.mapping import from_view
-from hub.api.operations import read, server_time
+from hub.api.operations import read
 from hub.identity import service as identity
 
 
@@ -18,5 +18,5 @@ from hub.identity import service as identity
 class IdentityQuery:
     @strawberry.field(description="Who the bearer token belongs to, and its session if any.")
     async def viewer(self, info: Info[HubContext, Any]) -> Viewer:
-        found = await read(info, identity.viewer)
-        return from_view(Viewer, found, server_time=server_time(info))
+        found, now = await read(info, lambda uow, actor: (identity.viewer(uow, actor), uow.now()))
+        return from_view(Viewer, found, server_time=now)

@@ -87,8 +87,8 @@ class AttemptMutation:
             ),
             lambda made, now: from_view(
                 ClaimRecoveryPayload,
-                made[0],
-                recovery_packet=from_view(RecoveryPacket, made[1]),
+                made.claim,
+                recovery_packet=from_view(RecoveryPacket, made.packet),
                 server_time=now,
             ),
         )

@@ -81,7 +81,7 @@ class TaskMutation:
             info,
             lambda uow, actor: work.create_task(uow, actor, command),
             lambda made, now: CreateTaskPayload(
-                task=from_view(Task, made[0]), replay=made[1], server_time=now
+                task=from_view(Task, made.value), replay=made.replayed, server_time=now
             ),
         )
 
