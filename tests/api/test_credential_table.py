@@ -1,4 +1,4 @@
-"""The credential table (`hub.identity.permissions`, `docs/credentials.md`) is what the API
+"""The credential table (`hub.identity._permissions`, `docs/credentials.md`) is what the API
 does, for every root field of the schema and every kind of credential.
 
 The operations are read from the schema itself, so an operation added without a table
@@ -30,9 +30,9 @@ from websockets.exceptions import ConnectionClosed
 
 from hub.api.schema import build_schema
 from hub.clock import ManualClock
-from hub.identity import permissions
+from hub.identity import _permissions as permissions
 from hub.identity import service as identity
-from hub.identity.actor import SYSTEM, Actor, Credential, PrincipalKind
+from hub.identity.views import SYSTEM, Actor, Credential, PrincipalKind
 from hub.runtime import Runtime
 from hub.settings import Settings
 from hub.storage.unit_of_work import UnitOfWork

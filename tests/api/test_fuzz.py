@@ -47,7 +47,7 @@ from hub.api.extensions import NUL_REFUSED
 from hub.api.schema import export_sdl
 from hub.clock import ManualClock
 from hub.identity import service as identity
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.projects import service as projects
 from hub.runtime import Runtime
 from hub.settings import Settings

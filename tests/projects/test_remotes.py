@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hub.errors import ValidationFailed
-from hub.projects.remotes import normalise_remote
+from hub.projects._remotes import normalise_remote
 from hub.storage.database import Database
 from tests.conftest import Principal
 from tests.support.sql import every_stored_value, fetch_value

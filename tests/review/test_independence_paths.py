@@ -1,4 +1,4 @@
-"""Reviewer independence is one rule (`hub.work.independence`), judged on every path a
+"""Reviewer independence is one rule (`hub.work._independence`), judged on every path a
 reviewer takes: claiming a review task by id, claiming the next eligible task, submitting
 the review, and recording a human decision. One test per path; each fails if that path
 stops asking the rule (docs/design.md, "Submissions, review and independence")."""
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hub.work import claims
+from hub.work import _claims as claims
 from tests.support import work
 from tests.support.sql import fetch_value
 from tests.support.workflow import claim_review, deliver, human_review, review

@@ -14,7 +14,7 @@ import pytest
 from hub.errors import Conflict
 from hub.events import service as events
 from hub.identity import service as identity
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.projects import service as projects
 from hub.runtime import Runtime
 from hub.storage.database import Database

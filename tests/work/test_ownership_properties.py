@@ -20,7 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from hub.clock import ManualClock
 from hub.errors import HubError
 from hub.identity import service as identity
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.projects import service as projects
 from hub.runtime import Runtime
 from hub.work import service as work

@@ -16,7 +16,7 @@ from hub.events.feed import follow
 from hub.events.recheck import rechecked
 from hub.events.service import EventRecord
 from hub.identity import service as identity
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
 

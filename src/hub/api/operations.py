@@ -5,7 +5,7 @@ mapping from domain error to problem type happens here and nowhere else.
 
 Every operation passes through here (`mutate`, `read`, `read_optional`, `authorized`;
 the subscriptions start with a `read`), and here the credential table
-(`hub.identity.permissions`) is applied, by the operation's root field: a field nested
+(`hub.identity.service.authorize`) is applied, by the operation's root field: a field nested
 under a root (a task's current attempt, a payload's project) is served under the root's
 row, so it is as open as the operation that reached it and no more.
 """
@@ -29,8 +29,8 @@ from strawberry.types import Info
 from hub.api.context import HubContext, unauthenticated
 from hub.api.problems import AnyProblem, to_problem
 from hub.errors import HubError, NotFound, Unauthenticated
-from hub.identity.actor import Actor
-from hub.identity.permissions import authorize
+from hub.identity.service import authorize
+from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
 
 T = TypeVar("T")

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from hub.errors import NotFound, Unauthenticated
 from hub.identity import service as identity
-from hub.identity.actor import Actor
 from hub.identity.service import PrincipalView
+from hub.identity.views import Actor
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work

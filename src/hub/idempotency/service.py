@@ -45,7 +45,7 @@ from sqlalchemy import CursorResult, Result, bindparam, delete, insert, select, 
 
 from hub.errors import IdempotencyConflict, IdempotencyReceiptExpired, ValidationFailed
 from hub.idempotency.tables import Receipt
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 

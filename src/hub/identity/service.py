@@ -18,11 +18,18 @@ from sqlalchemy import bindparam, func, select, update
 
 from hub.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
 from hub.events.service import append_event
-from hub.identity import tokens
-from hub.identity.actor import PRINCIPAL_KINDS, Actor, PrincipalKind
+from hub.identity import _tokens as tokens
+from hub.identity._permissions import authorize as authorize
+from hub.identity._permissions import require_reporter_scope as require_reporter_scope
+from hub.identity._web_sessions import authenticate_web_session as authenticate_web_session
+from hub.identity._web_sessions import end_web_session as end_web_session
+from hub.identity._web_sessions import end_web_sessions
+from hub.identity._web_sessions import open_web_session as open_web_session
+from hub.identity._web_sessions import refresh_web_session as refresh_web_session
+from hub.identity._web_sessions import require_web_session as require_web_session
 from hub.identity.errors import NotYourSession, PrincipalNameTaken, SessionEnded
 from hub.identity.tables import AgentSession, ApiToken, Principal, WebSession
-from hub.identity.web_sessions import end_web_sessions
+from hub.identity.views import PRINCIPAL_KINDS, Actor, PrincipalKind
 from hub.ids import new_id
 from hub.mapping import view_of
 from hub.storage.base import table_of

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from hub.errors import Conflict, InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
-from hub.identity.actor import Actor, require_full_credential
+from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import clean_branch, clean_full_revision, clean_list, clean_revision, clean_text
 from hub.integration.errors import TargetReserved

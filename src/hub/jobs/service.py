@@ -1,6 +1,6 @@
 """The jobs module's operations, as other modules and the entry points call them."""
 
-from hub.jobs.evidence import (
+from hub.jobs._evidence import (
     CheckReport,
     EvidenceRecord,
     evidence_applicability,
@@ -8,7 +8,7 @@ from hub.jobs.evidence import (
     get_evidence,
     record_evidence,
 )
-from hub.jobs.runs import (
+from hub.jobs._runs import (
     JobRegistration,
     finish_job,
     get_job,
@@ -19,6 +19,7 @@ from hub.jobs.runs import (
     project_job,
     register_job,
 )
+from hub.jobs._windows import close_watch_window, get_watch_window, open_watch_window
 from hub.jobs.views import (
     Applicability,
     CheckResult,
@@ -31,7 +32,6 @@ from hub.jobs.views import (
     applicability,
     observation,
 )
-from hub.jobs.windows import close_watch_window, get_watch_window, open_watch_window
 
 __all__ = [
     "Applicability",

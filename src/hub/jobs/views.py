@@ -78,7 +78,7 @@ class ObservationView:
 
 def observation(record: EventRecord, job_id: str) -> ObservationView | None:
     """The change `record` of its project's event log made to job `job_id`, if any: a
-    job's changes are the `job.*` events with the job as their subject (`hub.jobs.runs`
+    job's changes are the `job.*` events with the job as their subject (`hub.jobs._runs`
     writes them)."""
     if record.subject_id != job_id or not record.kind.startswith("job."):
         return None

@@ -15,9 +15,10 @@ from sqlalchemy import Row, bindparam, func, select
 
 from hub.errors import NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import EventRecord, append_event, list_events
-from hub.identity.actor import Actor, require_full_credential
+from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
 from hub.mapping import view_of
+from hub.projects._remotes import looks_like_remote, normalise_remote
 from hub.projects.errors import (
     AliasTaken,
     AmbiguousProject,
@@ -25,7 +26,6 @@ from hub.projects.errors import (
     RepositoryAlreadyBound,
     StalePolicyRevision,
 )
-from hub.projects.remotes import looks_like_remote, normalise_remote
 from hub.projects.tables import Project, ProjectAlias, ProjectPolicy, Repository
 from hub.settings import (
     HEARTBEAT_SECONDS_RANGE,

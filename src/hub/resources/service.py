@@ -22,7 +22,7 @@ from sqlalchemy import select
 from hub.errors import NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
-from hub.identity.actor import Actor, require_full_credential
+from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import bounded_int, clean_label, clean_moment, clean_text
 from hub.jobs import service as jobs

@@ -19,7 +19,7 @@ from hub.errors import Conflict, InvalidTransition, NotFound, PermissionDenied, 
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.idempotency.service import Keyed
-from hub.identity.actor import Actor, require_full_credential
+from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import clean_label, clean_list, clean_text
 from hub.jobs import service as jobs

@@ -90,7 +90,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
                 secret_key=settings.signing_key,
                 session_cookie=SESSION_COOKIE,
                 # The cookie's own lifetime is the sign-in's maximum age; the server
-                # judges that and idleness itself (`hub.identity.web_sessions`).
+                # judges that and idleness itself (`hub.identity._web_sessions`).
                 max_age=settings.web_session_max_age_seconds,
                 same_site="lax",
                 https_only=secure,

@@ -20,7 +20,6 @@ from starlette.routing import BaseRoute, Route
 
 from hub.errors import HubError, NotFound
 from hub.identity import service as identity
-from hub.identity import web_sessions
 from hub.integration import service as integration
 from hub.jobs import service as jobs
 from hub.projects import service as projects
@@ -221,7 +220,7 @@ def review_routes(runtime: Runtime) -> list[BaseRoute]:
             # the request was checked (sign-in token revoked, principal disabled)
             # records nothing.
             assert viewer.web_session_id is not None
-            actor = web_sessions.require_web_session(uow, viewer.web_session_id)
+            actor = identity.require_web_session(uow, viewer.web_session_id)
             return review.record_human_review(uow, actor, decision)
 
         try:

@@ -2,7 +2,7 @@
 
 People sign in with a password (argon2 in `hub.identity`) or by pasting their own
 personal token once. Either way the server opens a sign-in of its own
-(`hub.identity.web_sessions`) and the browser holds only that sign-in's random secret,
+(`hub.identity._web_sessions`) and the browser holds only that sign-in's random secret,
 in a signed, HttpOnly, SameSite=Lax cookie (Secure outside development). Every request
 presents it again and is refused once the sign-in has ended (signed out, sign-in token
 revoked, principal disabled), has been idle too long or is too old; live streams check
@@ -25,9 +25,8 @@ from starlette.routing import BaseRoute, Route
 from hub.errors import Unauthenticated
 from hub.events.recheck import rechecked
 from hub.identity import service as identity
-from hub.identity import web_sessions
-from hub.identity.actor import Actor
 from hub.identity.errors import NotAPerson
+from hub.identity.views import Actor
 from hub.runtime import Runtime
 from hub.web.templates import render
 
@@ -49,7 +48,7 @@ async def require_viewer(
 
     Raises `Unauthenticated`, which the dashboard answers with the login page (401 for
     an event stream). A write made for the viewer judges the sign-in again inside its
-    own transaction (`web_sessions.require_web_session`). `activity=False` (live
+    own transaction (`identity.require_web_session`). `activity=False` (live
     streams, which a browser reopens by itself) does not count as use of the sign-in.
     """
     secret = request.session.get(SESSION_KEY)
@@ -57,7 +56,7 @@ async def require_viewer(
         request.session.clear()  # a cookie from before server-side sign-ins, or nothing
         raise Unauthenticated("sign in to the dashboard first")
     try:
-        viewer = await runtime.aread(lambda uow: web_sessions.authenticate_web_session(uow, secret))
+        viewer = await runtime.aread(lambda uow: identity.authenticate_web_session(uow, secret))
     except Unauthenticated:
         request.session.clear()
         raise
@@ -65,7 +64,7 @@ async def require_viewer(
     if activity and viewer.refresh_due:
         web_session_id = actor.web_session_id
         assert web_session_id is not None
-        await runtime.awrite(lambda uow: web_sessions.refresh_web_session(uow, web_session_id))
+        await runtime.awrite(lambda uow: identity.refresh_web_session(uow, web_session_id))
     request.state.viewer = actor
     return actor
 
@@ -83,7 +82,7 @@ async def while_signed_in(
     assert web_session_id is not None
 
     async def check() -> None:
-        await runtime.aread(lambda uow: web_sessions.require_web_session(uow, web_session_id))
+        await runtime.aread(lambda uow: identity.require_web_session(uow, web_session_id))
 
     guarded = rechecked(events, check, every_seconds=runtime.settings.credential_recheck_seconds)
     async with aclosing(guarded):
@@ -137,7 +136,7 @@ def signin_routes(runtime: Runtime) -> list[BaseRoute]:
                 actor = await runtime.aread(
                     lambda uow: identity.login_with_password(uow, name=name, password=password)
                 )
-            opened = await runtime.awrite(lambda uow: web_sessions.open_web_session(
+            opened = await runtime.awrite(lambda uow: identity.open_web_session(
                 uow, actor, replaces=previous if isinstance(previous, str) else None
             ))
         except NotAPerson:
@@ -153,7 +152,7 @@ def signin_routes(runtime: Runtime) -> list[BaseRoute]:
         request.session.clear()
         if isinstance(secret, str):
             # Ended on the server: a copy of the cookie taken before is worth nothing now.
-            await runtime.awrite(lambda uow: web_sessions.end_web_session(uow, secret))
+            await runtime.awrite(lambda uow: identity.end_web_session(uow, secret))
         return RedirectResponse("/login?signed_out=1", status_code=303)
 
     return [

@@ -91,5 +91,5 @@ class CycleRefused(Conflict):
 
 
 class NotIndependent(PermissionDenied):
-    """A reviewer who is not independent of the submission (`work.independence`): the
+    """A reviewer who is not independent of the submission (`work._independence`): the
     problem type clients see stays `PermissionDenied`."""

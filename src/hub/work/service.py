@@ -1,18 +1,19 @@
 """The work module's operations, as other modules and the entry points call them."""
 
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work import dependencies, recovery
-from hub.work.authority import (
+from hub.work import _dependencies as dependencies
+from hub.work import _recovery as recovery
+from hub.work._authority import (
     get_attempt,
     get_attempts,
     hold_attempt,
     own_live_attempt,
     require_own_attempt,
 )
-from hub.work.claims import ClaimRequest, claim_recovery, claim_task
-from hub.work.independence import Reviewer, require_independent
-from hub.work.leases import (
+from hub.work._claims import ClaimRequest, claim_recovery, claim_task
+from hub.work._independence import Reviewer, require_independent
+from hub.work._leases import (
     AdapterEventResult,
     record_adapter_event,
     record_checkpoint,
@@ -20,9 +21,9 @@ from hub.work.leases import (
     renew_lease,
     session_attempts,
 )
-from hub.work.recovery import add_recovery_note, record_recovery_disposition, recovery_packet
-from hub.work.rows import session_of_attempt
-from hub.work.submissions import (
+from hub.work._recovery import add_recovery_note, record_recovery_disposition, recovery_packet
+from hub.work._rows import session_of_attempt
+from hub.work._submissions import (
     SubmitRequest,
     WorktreeRequest,
     reconcile_criteria,
@@ -30,7 +31,7 @@ from hub.work.submissions import (
     register_worktree,
     submit_attempt,
 )
-from hub.work.tasks import (
+from hub.work._tasks import (
     NewTask,
     TaskEdit,
     TaskFilter,
@@ -46,16 +47,7 @@ from hub.work.tasks import (
     task_links,
     task_view,
 )
-from hub.work.views import (
-    AttemptResult,
-    AttemptView,
-    ClaimResult,
-    LinkView,
-    RecoveryClaim,
-    SubmissionView,
-    TaskView,
-)
-from hub.work.workflow import (
+from hub.work._workflow import (
     Contributors,
     advance_to_integration,
     awaiting_review,
@@ -74,6 +66,15 @@ from hub.work.workflow import (
     task_worktrees,
     workflow_sessions,
     workflow_tasks,
+)
+from hub.work.views import (
+    AttemptResult,
+    AttemptView,
+    ClaimResult,
+    LinkView,
+    RecoveryClaim,
+    SubmissionView,
+    TaskView,
 )
 
 

@@ -201,7 +201,7 @@ class Attempt(Base):
 
     # The lease rule, its one home, in Python and in SQL: valid only while coordinator
     # time (sampled after the lock) is before `expires_at`; equality is expired. Ending
-    # an attempt ends its lease (`hub.work.lifecycle.end_attempt`), so an ended attempt's
+    # an attempt ends its lease (`hub.work._lifecycle.end_attempt`), so an ended attempt's
     # lease is never valid.
     lease_valid_at = hybrid_method(_lease_valid_at, _lease_valid_at_in_sql)
 

@@ -12,7 +12,7 @@ from hub.api.events.types import ProjectEvent
 from hub.api.mapping import from_view
 from hub.api.operations import read
 from hub.events.service import EventRecord
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
 

@@ -12,8 +12,8 @@ from hub.api.jobs.types import Evidence, Job, WatchWindow
 from hub.api.mapping import from_view
 from hub.api.operations import read, read_optional
 from hub.api.relay import Connection, connection, decode_cursor, page_size
-from hub.identity.actor import Actor
-from hub.identity.permissions import require_reporter_scope
+from hub.identity.service import require_reporter_scope
+from hub.identity.views import Actor
 from hub.jobs import service as jobs
 from hub.storage.unit_of_work import UnitOfWork
 

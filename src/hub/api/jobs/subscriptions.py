@@ -13,8 +13,8 @@ from hub.api.context import HubContext
 from hub.api.jobs.types import JobObservation
 from hub.api.mapping import from_view
 from hub.api.operations import read
-from hub.identity.actor import Actor
-from hub.identity.permissions import require_reporter_scope
+from hub.identity.service import require_reporter_scope
+from hub.identity.views import Actor
 from hub.jobs import service as jobs
 from hub.storage.unit_of_work import UnitOfWork
 

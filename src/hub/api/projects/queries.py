@@ -15,7 +15,7 @@ from hub.api.projects.payloads import ResolveProjectResult
 from hub.api.projects.types import Project
 from hub.api.relay import Connection, connection, decode_cursor, page_size
 from hub.errors import HubError, NotFound
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.projects import service as projects
 from hub.projects.errors import AmbiguousProject as AmbiguousProjectError
 from hub.storage.unit_of_work import UnitOfWork

@@ -13,8 +13,8 @@ from hub.api.operations import read, read_optional
 from hub.api.relay import Connection, connection, decode_cursor, page_size
 from hub.api.work.enums import TaskKind, TaskState
 from hub.api.work.types import Attempt, RecoveryPacket, Task
-from hub.identity.actor import Actor
-from hub.identity.permissions import require_reporter_scope
+from hub.identity.service import require_reporter_scope
+from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from hub.errors import NotFound, ValidationFailed
 from hub.events.service import append_event
 from hub.identity import service as identity
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.inputs import (
     clean_full_revision,

@@ -28,10 +28,10 @@ from sqlalchemy import ColumnElement, bindparam, select, update
 
 from hub.errors import Unauthenticated
 from hub.events.service import append_event
-from hub.identity import tokens
-from hub.identity.actor import Actor
+from hub.identity import _tokens as tokens
 from hub.identity.errors import NotAPerson
 from hub.identity.tables import ApiToken, Principal, WebSession
+from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork

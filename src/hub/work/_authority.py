@@ -18,11 +18,10 @@ from typing import Any
 from sqlalchemy import select
 
 from hub.errors import InvalidTransition, NotFound, PermissionDenied, StaleGeneration
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work.errors import AttemptLeaseExpired, AttemptSuperseded, DispositionRequired
-from hub.work.lifecycle import end_attempt
-from hub.work.rows import (
+from hub.work._lifecycle import end_attempt
+from hub.work._rows import (
     lock_task,
     reload_attempt,
     require_attempt,
@@ -30,8 +29,9 @@ from hub.work.rows import (
     session_of_attempt,
     task_id_of_attempt,
 )
+from hub.work._tasks import task_view
+from hub.work.errors import AttemptLeaseExpired, AttemptSuperseded, DispositionRequired
 from hub.work.tables import Attempt, Task
-from hub.work.tasks import task_view
 from hub.work.views import AttemptResult, AttemptView, attempt_view
 
 

@@ -28,19 +28,19 @@ from hub.errors import (
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.identity import service as identity
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.projects import service as projects
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work.authority import view_of
+from hub.work._authority import view_of
+from hub.work._independence import Reviewer, excluded_submissions, require_independent
+from hub.work._lifecycle import end_attempt
+from hub.work._recovery import recovery_packet
+from hub.work._rows import lock_task, require_attempt, require_task
+from hub.work._tasks import ready_tasks, task_view
 from hub.work.errors import NoEligibleTask, RecoveryRequired, TaskOwned
-from hub.work.independence import Reviewer, excluded_submissions, require_independent
-from hub.work.lifecycle import end_attempt
-from hub.work.recovery import recovery_packet
-from hub.work.rows import lock_task, require_attempt, require_task
 from hub.work.tables import Attempt, Task, TaskPrerequisite
-from hub.work.tasks import ready_tasks, task_view
 from hub.work.views import ClaimResult, RecoveryClaim
 
 

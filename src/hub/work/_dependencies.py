@@ -16,11 +16,11 @@ from sqlalchemy import bindparam, select, text
 
 from hub.errors import InvalidTransition, NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
-from hub.identity.actor import Actor, require_full_credential
+from hub.identity.views import Actor, require_full_credential
 from hub.inputs import clean_text
 from hub.storage.unit_of_work import UnitOfWork
+from hub.work._rows import lock_task, require_task
 from hub.work.errors import CycleRefused
-from hub.work.rows import lock_task, require_task
 from hub.work.tables import Task, TaskPrerequisite
 
 _REACHES = text(

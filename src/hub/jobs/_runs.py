@@ -18,7 +18,7 @@ from sqlalchemy import bindparam, select
 from hub.errors import IdempotencyConflict, NotFound, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.inputs import bounded_int, clean_label, clean_moment, clean_optional, clean_text
 from hub.jobs.errors import JobAlreadyTerminal, NotYourJob

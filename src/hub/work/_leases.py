@@ -17,11 +17,11 @@ from hub.errors import PermissionDenied, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.identity import service as identity
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.inputs import clean_branch, clean_revision, clean_text
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work.authority import (
+from hub.work._authority import (
     Held,
     attempt_result,
     check_authority,
@@ -29,7 +29,7 @@ from hub.work.authority import (
     find_attempt,
     view_of,
 )
-from hub.work.rows import has_delivery, require_attempt, require_task
+from hub.work._rows import has_delivery, require_attempt, require_task
 from hub.work.tables import Attempt, AttemptNote, Checkpoint
 from hub.work.views import AttemptResult, AttemptView, checkpoint_view
 

@@ -37,7 +37,7 @@ class Actor:
 
 def require_full_credential(actor: Actor) -> None:
     """Reporter tokens renew one lease and report that attempt's jobs; nothing else.
-    The credential table (`hub.identity.permissions`) already refuses them every other
+    The credential table (`hub.identity._permissions`) already refuses them every other
     API operation; services that must never run for a reporter keep this as a second
     line of defence."""
     if actor.is_reporter:

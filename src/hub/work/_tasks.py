@@ -19,15 +19,15 @@ from hub.errors import Conflict, InvalidTransition, NotFound, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.idempotency.service import Keyed
-from hub.identity.actor import Actor, require_full_credential
+from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import bounded_int, clean_label, clean_list, clean_optional, clean_text
 from hub.projects import service as projects
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work import dependencies
-from hub.work.lifecycle import release_worktrees
-from hub.work.rows import lock_task, require_task
+from hub.work import _dependencies as dependencies
+from hub.work._lifecycle import release_worktrees
+from hub.work._rows import lock_task, require_task
 from hub.work.tables import (
     CLAIMABLE_STATES,
     TASK_KINDS,

@@ -19,13 +19,13 @@ from sqlalchemy import select
 from hub.errors import Conflict, DependencyNotMet, InvalidTransition, ValidationFailed
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.inputs import clean_branch, clean_label, clean_list, clean_revision, clean_text
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work import workflow
-from hub.work.authority import (
+from hub.work import _workflow as workflow
+from hub.work._authority import (
     Held,
     attempt_result,
     check_authority,
@@ -33,8 +33,8 @@ from hub.work.authority import (
     find_attempt,
     hold,
 )
-from hub.work.lifecycle import mark_done, require_current_criteria
-from hub.work.rows import has_delivery
+from hub.work._lifecycle import mark_done, require_current_criteria
+from hub.work._rows import has_delivery
 from hub.work.tables import Attempt, AttemptNote, Submission, Task, Worktree
 from hub.work.views import AttemptResult, submission_view, worktree_view
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from hub.errors import PermissionDenied
-from hub.identity.actor import Actor, Credential
+from hub.identity.views import Actor, Credential
 
 TableCredential = Literal["personal", "session", "reporter", "web"]
 Role = Literal["any", "human", "operator"]

@@ -21,10 +21,10 @@ from hub.events.service import append_event
 from hub.ids import new_id
 from hub.projects.service import PolicyView
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work.lifecycle import end_attempt, mark_done, require_current_criteria
-from hub.work.rows import lock_task, require_task
+from hub.work._lifecycle import end_attempt, mark_done, require_current_criteria
+from hub.work._rows import lock_task, require_task
+from hub.work._tasks import task_view
 from hub.work.tables import Attempt, Submission, Task, TaskCriteria, Worktree
-from hub.work.tasks import task_view
 from hub.work.views import (
     SubmissionView,
     TaskView,
@@ -40,7 +40,7 @@ OPEN_STATES = ("OPEN", "IN_PROGRESS", "REVISION_NEEDED")
 class Contributors:
     """Everyone recorded as having worked on a task's candidates, across recoveries and
     resubmissions (who may only propose resolutions of required findings). Reviewer
-    independence has its own definition: `work.independence`."""
+    independence has its own definition: `work._independence`."""
 
     session_ids: frozenset[str]
     attempt_ids: frozenset[str]

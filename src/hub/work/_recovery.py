@@ -13,21 +13,21 @@ from sqlalchemy import select
 
 from hub.errors import InvalidTransition, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.inputs import clean_text
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work.authority import attempt_result, hold, view_of
-from hub.work.lifecycle import release_worktrees
-from hub.work.rows import (
+from hub.work._authority import attempt_result, hold, view_of
+from hub.work._lifecycle import release_worktrees
+from hub.work._rows import (
     lock_task,
     reload_attempt,
     require_attempt,
     require_task,
     task_id_of_attempt,
 )
+from hub.work._tasks import task_view
 from hub.work.tables import Attempt, AttemptNote, Checkpoint, Submission, Task, Worktree
-from hub.work.tasks import task_view
 from hub.work.views import (
     AttemptResult,
     NoteView,

@@ -17,7 +17,7 @@ from sqlalchemy import bindparam, select
 
 from hub.events.service import append_event
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work import dependencies
+from hub.work import _dependencies as dependencies
 from hub.work.errors import CriteriaChanged
 from hub.work.tables import Attempt, Task, Worktree
 

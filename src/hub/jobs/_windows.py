@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from hub.errors import NotFound, PermissionDenied, ValidationFailed
 from hub.events.service import append_event
 from hub.identity import service as identity
-from hub.identity.actor import Actor
+from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.inputs import clean_label, clean_moment, clean_text
 from hub.jobs.tables import WatchWindow
