@@ -15,7 +15,7 @@ from hub.api.identity.payloads import (
     StartSessionPayload,
     StartSessionResult,
 )
-from hub.api.mapping import payload
+from hub.api.mapping import call, payload
 from hub.api.operations import mutate
 from hub.identity import service as identity
 
@@ -26,26 +26,12 @@ class IdentityMutation:
     async def start_session(
         self, info: Info[HubContext, Any], input: StartSessionInput
     ) -> StartSessionResult:
-        return await mutate(
-            info,
-            lambda uow, actor: identity.start_session(
-                uow,
-                actor,
-                workstation=input.workstation,
-                harness=input.harness,
-                harness_instance=input.harness_instance,
-            ),
-            payload(StartSessionPayload),
-        )
+        return await mutate(info, call(identity.start_session, input), payload(StartSessionPayload))
 
     @strawberry.mutation(description="End a session; its token stops working at once.")
     async def end_session(
         self, info: Info[HubContext, Any], input: EndSessionInput
     ) -> EndSessionResult:
         return await mutate(
-            info,
-            lambda uow, actor: identity.end_session(
-                uow, actor, session_id=str(input.session_id), reason=input.reason
-            ),
-            payload(EndSessionPayload, "session"),
+            info, call(identity.end_session, input), payload(EndSessionPayload, "session")
         )

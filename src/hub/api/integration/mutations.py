@@ -26,7 +26,7 @@ from hub.api.integration.payloads import (
     RecordValidationResult,
     ReleaseIntegrationResult,
 )
-from hub.api.mapping import payload
+from hub.api.mapping import call, payload
 from hub.api.operations import mutate
 from hub.integration import service as integration
 
@@ -39,39 +39,16 @@ class IntegrationMutation:
     async def claim_integration(
         self, info: Info[HubContext, Any], input: ClaimIntegrationInput
     ) -> ClaimIntegrationResult:
-        command = integration.IntegrationClaim(
-            submission_id=str(input.submission_id),
-            observed_target_revision=input.observed_target_revision,
-            target_branch=input.target_branch,
-            idempotency_key=input.idempotency_key,
-        )
         return await mutate(
-            info,
-            lambda uow, actor: integration.claim_integration(uow, actor, command),
-            payload(ClaimIntegrationPayload),
+            info, call(integration.claim_integration, input), payload(ClaimIntegrationPayload)
         )
 
     @strawberry.mutation
     async def record_integration_result(
         self, info: Info[HubContext, Any], input: RecordIntegrationResultInput
     ) -> RecordIntegrationResultResult:
-        command = integration.IntegrationReportRequest(
-            attempt_id=str(input.attempt_id),
-            generation=input.generation,
-            integration_id=str(input.integration_id),
-            outcome=input.outcome.value,
-            target_branch=input.target_branch,
-            base_revision=input.base_revision,
-            result_revision=input.result_revision,
-            verified_how=input.verified_how.value,
-            note=input.note,
-            reservation_ids=[str(r) for r in input.reservation_ids],
-            idempotency_key=input.idempotency_key,
-        )
         return await mutate(
-            info,
-            lambda uow, actor: integration.record_integration_result(uow, actor, command),
-            _integration_payload,
+            info, call(integration.record_integration_result, input), _integration_payload
         )
 
     @strawberry.mutation(description="Record what the remote holds after an uncertain publish.")
@@ -79,18 +56,7 @@ class IntegrationMutation:
         self, info: Info[HubContext, Any], input: ReconcileIntegrationInput
     ) -> ReconcileIntegrationResult:
         return await mutate(
-            info,
-            lambda uow, actor: integration.reconcile_integration(
-                uow,
-                actor,
-                integration_id=str(input.integration_id),
-                remote_revision=input.remote_revision,
-                published=input.published,
-                verified_how=input.verified_how.value,
-                note=input.note,
-                idempotency_key=input.idempotency_key,
-            ),
-            _integration_payload,
+            info, call(integration.reconcile_integration, input), _integration_payload
         )
 
     @strawberry.mutation(
@@ -116,19 +82,6 @@ class IntegrationMutation:
     async def record_validation(
         self, info: Info[HubContext, Any], input: RecordValidationInput
     ) -> RecordValidationResult:
-        command = integration.ValidationRequest(
-            attempt_id=str(input.attempt_id),
-            generation=input.generation,
-            integration_id=str(input.integration_id),
-            result_revision=input.result_revision,
-            passed=input.passed,
-            evidence_ids=[str(e) for e in input.evidence_ids],
-            summary=input.summary,
-            reservation_ids=[str(r) for r in input.reservation_ids],
-            idempotency_key=input.idempotency_key,
-        )
         return await mutate(
-            info,
-            lambda uow, actor: integration.record_validation(uow, actor, command),
-            payload(RecordValidationPayload),
+            info, call(integration.record_validation, input), payload(RecordValidationPayload)
         )

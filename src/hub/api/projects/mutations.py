@@ -9,7 +9,7 @@ import strawberry
 from strawberry.types import Info
 
 from hub.api.context import HubContext
-from hub.api.mapping import payload
+from hub.api.mapping import call, payload
 from hub.api.operations import mutate
 from hub.api.projects.inputs import (
     AddProjectAliasInput,
@@ -37,11 +37,7 @@ class ProjectsMutation:
         self, info: Info[HubContext, Any], input: CreateProjectInput
     ) -> CreateProjectResult:
         return await mutate(
-            info,
-            lambda uow, actor: projects.create_project(
-                uow, actor, name=input.name, description=input.description, aliases=input.aliases
-            ),
-            payload(CreateProjectPayload, "project"),
+            info, call(projects.create_project, input), payload(CreateProjectPayload, "project")
         )
 
     @strawberry.mutation(description="Bind a repository remote (normalised) to a project.")
@@ -49,16 +45,7 @@ class ProjectsMutation:
         self, info: Info[HubContext, Any], input: AddRepositoryInput
     ) -> AddRepositoryResult:
         return await mutate(
-            info,
-            lambda uow, actor: projects.add_repository(
-                uow,
-                actor,
-                project_id=str(input.project_id),
-                remote_url=input.remote_url,
-                default_branch=input.default_branch,
-                aliases=input.aliases,
-            ),
-            payload(AddRepositoryPayload, "repository"),
+            info, call(projects.add_repository, input), payload(AddRepositoryPayload, "repository")
         )
 
     @strawberry.mutation
@@ -66,11 +53,7 @@ class ProjectsMutation:
         self, info: Info[HubContext, Any], input: AddProjectAliasInput
     ) -> AddProjectAliasResult:
         return await mutate(
-            info,
-            lambda uow, actor: projects.add_alias(
-                uow, actor, project_id=str(input.project_id), alias=input.alias
-            ),
-            payload(AddProjectAliasPayload, "project"),
+            info, call(projects.add_alias, input), payload(AddProjectAliasPayload, "project")
         )
 
     @strawberry.mutation(description="Write a new policy revision (operators only).")

@@ -9,7 +9,7 @@ import strawberry
 from strawberry.types import Info
 
 from hub.api.context import HubContext
-from hub.api.mapping import from_view, payload
+from hub.api.mapping import call, from_view, payload
 from hub.api.operations import mutate
 from hub.api.resources.inputs import (
     AcquireResourcesInput,
@@ -39,18 +39,9 @@ class ResourcesMutation:
     async def define_resource(
         self, info: Info[HubContext, Any], input: DefineResourceInput
     ) -> DefineResourceResult:
-        command = resources.ResourceDefinition(
-            project_id=str(input.project_id),
-            scope=input.scope.value,
-            key=input.key,
-            mode=input.mode.value,
-            capacity=input.capacity,
-            unit=input.unit,
-            description=input.description,
-        )
         return await mutate(
             info,
-            lambda uow, actor: resources.define_resource(uow, actor, command),
+            call(resources.define_resource, input),
             lambda made, now: ResourcePayload(
                 resource=from_view(Resource, made[0]), created=made[1], server_time=now
             ),
@@ -60,19 +51,9 @@ class ResourcesMutation:
     async def acquire_resources(
         self, info: Info[HubContext, Any], input: AcquireResourcesInput
     ) -> AcquireResourcesResult:
-        command = resources.AcquireRequest(
-            attempt_id=str(input.attempt_id),
-            generation=input.generation,
-            requests=[
-                resources.ResourceRequest(resource_id=str(r.resource_id), units=r.units)
-                for r in input.requests
-            ],
-            job_id=str(input.job_id) if input.job_id else None,
-            idempotency_key=input.idempotency_key,
-        )
         return await mutate(
             info,
-            lambda uow, actor: resources.acquire_resources(uow, actor, command),
+            call(resources.acquire_resources, input),
             payload(ReservationsPayload),
         )
 
@@ -82,14 +63,7 @@ class ResourcesMutation:
     ) -> ReleaseResourcesResult:
         return await mutate(
             info,
-            lambda uow, actor: resources.release_resources(
-                uow,
-                actor,
-                attempt_id=str(input.attempt_id),
-                generation=input.generation,
-                reservation_ids=[str(r) for r in input.reservation_ids],
-                reason=input.reason,
-            ),
+            call(resources.release_resources, input),
             lambda made, now: ReservationsPayload(
                 reservations=[from_view(Reservation, r) for r in made],
                 replay=False,
@@ -102,11 +76,7 @@ class ResourcesMutation:
         self, info: Info[HubContext, Any], input: ClearHoldInput
     ) -> ClearHoldResult:
         return await mutate(
-            info,
-            lambda uow, actor: resources.clear_hold(
-                uow, actor, reservation_id=str(input.reservation_id), reason=input.reason
-            ),
-            payload(ReservationPayload, "reservation"),
+            info, call(resources.clear_hold, input), payload(ReservationPayload, "reservation")
         )
 
     @strawberry.mutation(description="Store a dated capacity reading (not a promise).")
@@ -115,15 +85,6 @@ class ResourcesMutation:
     ) -> RecordCapacityObservationResult:
         return await mutate(
             info,
-            lambda uow, actor: resources.record_capacity_observation(
-                uow,
-                actor,
-                resource_id=str(input.resource_id),
-                available=input.available,
-                total=input.total,
-                source=input.source,
-                observed_at=input.observed_at,
-                project_id=str(input.project_id) if input.project_id else None,
-            ),
+            call(resources.record_capacity_observation, input),
             payload(CapacityObservationPayload, "reading"),
         )

@@ -9,7 +9,7 @@ import strawberry
 from strawberry.types import Info
 
 from hub.api.context import HubContext
-from hub.api.mapping import payload
+from hub.api.mapping import call, payload
 from hub.api.operations import mutate
 from hub.api.review.inputs import (
     RecordHumanReviewInput,
@@ -34,22 +34,6 @@ _review_payload = payload(ReviewPayload)
 _status_payload = payload(ReviewStatusPayload, "status")
 
 
-def _decision(input: SubmitReviewInput | RecordHumanReviewInput) -> review.ReviewDecision:
-    return review.ReviewDecision(
-        submission_id=str(input.submission_id),
-        decision=input.decision.value,
-        summary=input.summary,
-        findings=[
-            review.NewFinding(
-                severity=f.severity.value, title=f.title, remedy=f.remedy, detail=f.detail
-            )
-            for f in input.findings
-        ],
-        evidence=list(input.evidence),
-        evidence_ids=[str(e) for e in input.evidence_ids],
-    )
-
-
 @strawberry.type
 class ReviewMutation:
     @strawberry.mutation(description="An agent's review, under its attempt on the review task.")
@@ -58,14 +42,7 @@ class ReviewMutation:
     ) -> SubmitReviewResult:
         return await mutate(
             info,
-            lambda uow, actor: review.submit_review_with_status(
-                uow,
-                actor,
-                attempt_id=str(input.attempt_id),
-                generation=input.generation,
-                decision=_decision(input),
-                idempotency_key=input.idempotency_key,
-            ),
+            call(review.submit_review_with_status, input),
             _review_payload,
         )
 
@@ -75,7 +52,7 @@ class ReviewMutation:
     ) -> RecordHumanReviewResult:
         return await mutate(
             info,
-            lambda uow, actor: review.record_human_review_with_status(uow, actor, _decision(input)),
+            call(review.record_human_review_with_status, input),
             _review_payload,
         )
 
@@ -83,28 +60,14 @@ class ReviewMutation:
     async def request_human_review(
         self, info: Info[HubContext, Any], input: RequestHumanReviewInput
     ) -> RequestHumanReviewResult:
-        return await mutate(
-            info,
-            lambda uow, actor: review.request_human_review(
-                uow, actor, submission_id=str(input.submission_id), context=input.context
-            ),
-            _status_payload,
-        )
+        return await mutate(info, call(review.request_human_review, input), _status_payload)
 
     @strawberry.mutation
     async def resolve_finding(
         self, info: Info[HubContext, Any], input: ResolveFindingInput
     ) -> ResolveFindingResult:
         return await mutate(
-            info,
-            lambda uow, actor: review.resolve_finding(
-                uow,
-                actor,
-                finding_id=str(input.finding_id),
-                resolution=input.resolution,
-                evidence=list(input.evidence),
-            ),
-            payload(ResolveFindingPayload, "finding"),
+            info, call(review.resolve_finding, input), payload(ResolveFindingPayload, "finding")
         )
 
 
@@ -122,10 +85,4 @@ class SubmissionPolicyMutation:
     async def repin_submission_policy(
         self, info: Info[HubContext, Any], input: RepinSubmissionPolicyInput
     ) -> RepinSubmissionPolicyResult:
-        return await mutate(
-            info,
-            lambda uow, actor: review.repin_submission_policy(
-                uow, actor, submission_id=str(input.submission_id), reason=input.reason
-            ),
-            _status_payload,
-        )
+        return await mutate(info, call(review.repin_submission_policy, input), _status_payload)

@@ -9,7 +9,7 @@ import strawberry
 from strawberry.types import Info
 
 from hub.api.context import HubContext
-from hub.api.mapping import from_view, payload
+from hub.api.mapping import call, from_view, payload
 from hub.api.operations import mutate
 from hub.api.work.inputs import (
     AddRecoveryNoteInput,
@@ -64,15 +64,7 @@ class AttemptMutation:
     async def claim_task(
         self, info: Info[HubContext, Any], input: ClaimTaskInput
     ) -> ClaimTaskResult:
-        command = work.ClaimRequest(
-            project_id=str(input.project_id),
-            task_id=str(input.task_id) if input.task_id else None,
-            kinds=[k.value for k in input.kinds],
-            idempotency_key=input.idempotency_key,
-        )
-        return await mutate(
-            info, lambda uow, actor: work.claim_task(uow, actor, command), payload(ClaimPayload)
-        )
+        return await mutate(info, call(work.claim_task, input), payload(ClaimPayload))
 
     @strawberry.mutation(
         description="Take over a task whose lease expired; returns the recovery packet."
@@ -82,9 +74,7 @@ class AttemptMutation:
     ) -> ClaimRecoveryResult:
         return await mutate(
             info,
-            lambda uow, actor: work.claim_recovery(
-                uow, actor, task_id=str(input.task_id), idempotency_key=input.idempotency_key
-            ),
+            call(work.claim_recovery, input),
             lambda made, now: from_view(
                 ClaimRecoveryPayload,
                 made.claim,
@@ -97,13 +87,7 @@ class AttemptMutation:
     async def release_task(
         self, info: Info[HubContext, Any], input: ReleaseTaskInput
     ) -> ReleaseTaskResult:
-        return await mutate(
-            info,
-            lambda uow, actor: work.release_task(
-                uow, actor, task_id=str(input.task_id), reason=input.reason
-            ),
-            _task_payload,
-        )
+        return await mutate(info, call(work.release_task, input), _task_payload)
 
     @strawberry.mutation(
         description=(
@@ -114,84 +98,31 @@ class AttemptMutation:
     async def revoke_attempt(
         self, info: Info[HubContext, Any], input: RevokeAttemptInput
     ) -> RevokeAttemptResult:
-        return await mutate(
-            info,
-            lambda uow, actor: work.revoke_attempt(
-                uow, actor, attempt_id=str(input.attempt_id), reason=input.reason
-            ),
-            _task_payload,
-        )
+        return await mutate(info, call(work.revoke_attempt, input), _task_payload)
 
     @strawberry.mutation
     async def renew_lease(
         self, info: Info[HubContext, Any], input: RenewLeaseInput
     ) -> RenewLeaseResult:
-        return await mutate(
-            info,
-            lambda uow, actor: work.renew_lease(
-                uow,
-                actor,
-                attempt_id=str(input.attempt_id),
-                generation=input.generation,
-                idempotency_key=input.idempotency_key,
-            ),
-            _attempt_payload,
-        )
+        return await mutate(info, call(work.renew_lease, input), _attempt_payload)
 
     @strawberry.mutation
     async def register_worktree(
         self, info: Info[HubContext, Any], input: RegisterWorktreeInput
     ) -> RegisterWorktreeResult:
-        command = work.WorktreeRequest(
-            attempt_id=str(input.attempt_id),
-            generation=input.generation,
-            repository_id=str(input.repository_id),
-            worktree_id=input.worktree_id,
-            path=input.path,
-            branch=input.branch,
-            base_revision=input.base_revision,
-            workstation=input.workstation,
-        )
-        return await mutate(
-            info, lambda uow, actor: work.register_worktree(uow, actor, command), _attempt_payload
-        )
+        return await mutate(info, call(work.register_worktree, input), _attempt_payload)
 
     @strawberry.mutation
     async def record_checkpoint(
         self, info: Info[HubContext, Any], input: RecordCheckpointInput
     ) -> RecordCheckpointResult:
-        return await mutate(
-            info,
-            lambda uow, actor: work.record_checkpoint(
-                uow,
-                actor,
-                attempt_id=str(input.attempt_id),
-                generation=input.generation,
-                summary=input.summary,
-                revision=input.revision,
-                branch=input.branch,
-                published=input.published,
-                idempotency_key=input.idempotency_key,
-            ),
-            _attempt_payload,
-        )
+        return await mutate(info, call(work.record_checkpoint, input), _attempt_payload)
 
     @strawberry.mutation
     async def relinquish_attempt(
         self, info: Info[HubContext, Any], input: RelinquishAttemptInput
     ) -> RelinquishAttemptResult:
-        return await mutate(
-            info,
-            lambda uow, actor: work.relinquish_attempt(
-                uow,
-                actor,
-                attempt_id=str(input.attempt_id),
-                generation=input.generation,
-                reason=input.reason,
-                idempotency_key=input.idempotency_key,
-            ),
-            _attempt_payload,
-        )
+        return await mutate(info, call(work.relinquish_attempt, input), _attempt_payload)
 
     @strawberry.mutation(
         description="Save result, handoff, lessons and the task's transition at once."
@@ -199,40 +130,17 @@ class AttemptMutation:
     async def submit_attempt(
         self, info: Info[HubContext, Any], input: SubmitAttemptInput
     ) -> SubmitAttemptResult:
-        command = work.SubmitRequest(
-            attempt_id=str(input.attempt_id),
-            generation=input.generation,
-            outcome=input.outcome.value,
-            result=input.result,
-            handoff=input.handoff,
-            candidate_revision=input.candidate_revision,
-            referenced_lessons=list(input.referenced_lessons),
-            new_lessons=[
-                {"statement": new.statement, "explanation": new.explanation, "tags": list(new.tags)}
-                for new in input.new_lessons
-            ],
-            idempotency_key=input.idempotency_key,
-        )
         return await mutate(
-            info, lambda uow, actor: work.submit_attempt(uow, actor, command), _attempt_payload
+            info,
+            call(work.submit_attempt, input),
+            _attempt_payload,
         )
 
     @strawberry.mutation
     async def record_recovery_disposition(
         self, info: Info[HubContext, Any], input: RecordRecoveryDispositionInput
     ) -> RecordRecoveryDispositionResult:
-        return await mutate(
-            info,
-            lambda uow, actor: work.record_recovery_disposition(
-                uow,
-                actor,
-                attempt_id=str(input.attempt_id),
-                generation=input.generation,
-                disposition=input.disposition.value,
-                reason=input.reason,
-            ),
-            _attempt_payload,
-        )
+        return await mutate(info, call(work.record_recovery_disposition, input), _attempt_payload)
 
     @strawberry.mutation(
         description="A late agent's note on its own finished attempt; changes nothing else."
@@ -241,62 +149,25 @@ class AttemptMutation:
         self, info: Info[HubContext, Any], input: AddRecoveryNoteInput
     ) -> AddRecoveryNoteResult:
         return await mutate(
-            info,
-            lambda uow, actor: work.add_recovery_note(
-                uow, actor, attempt_id=str(input.attempt_id), note=input.note
-            ),
-            payload(AddRecoveryNotePayload, "note"),
+            info, call(work.add_recovery_note, input), payload(AddRecoveryNotePayload, "note")
         )
 
     @strawberry.mutation
     async def reconcile_criteria(
         self, info: Info[HubContext, Any], input: ReconcileCriteriaInput
     ) -> ReconcileCriteriaResult:
-        return await mutate(
-            info,
-            lambda uow, actor: work.reconcile_criteria(
-                uow,
-                actor,
-                attempt_id=str(input.attempt_id),
-                generation=input.generation,
-                criteria_revision=input.criteria_revision,
-                note=input.note,
-            ),
-            _attempt_payload,
-        )
+        return await mutate(info, call(work.reconcile_criteria, input), _attempt_payload)
 
     @strawberry.mutation(description="Non-code tasks: record that the current criteria are met.")
     async def record_acceptance(
         self, info: Info[HubContext, Any], input: RecordAcceptanceInput
     ) -> RecordAcceptanceResult:
-        return await mutate(
-            info,
-            lambda uow, actor: work.record_acceptance(
-                uow,
-                actor,
-                attempt_id=str(input.attempt_id),
-                generation=input.generation,
-                criteria_revision=input.criteria_revision,
-                evidence=list(input.evidence),
-                note=input.note,
-            ),
-            _attempt_payload,
-        )
+        return await mutate(info, call(work.record_acceptance, input), _attempt_payload)
 
     @strawberry.mutation(description="What the harness saw; a resume reconciles and never claims.")
     async def record_adapter_event(
         self, info: Info[HubContext, Any], input: RecordAdapterEventInput
     ) -> RecordAdapterEventResult:
         return await mutate(
-            info,
-            lambda uow, actor: work.record_adapter_event(
-                uow,
-                actor,
-                session_id=str(input.session_id),
-                event=input.event.value,
-                attempt_id=str(input.attempt_id) if input.attempt_id else None,
-                generation=input.generation,
-                detail=input.detail,
-            ),
-            payload(RecordAdapterEventPayload),
+            info, call(work.record_adapter_event, input), payload(RecordAdapterEventPayload)
         )
