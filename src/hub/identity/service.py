@@ -16,7 +16,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import bindparam, func, select, update
 
-from hub.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
+from hub.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed, raises
 from hub.events.service import append_event
 from hub.identity import tokens
 from hub.identity.actor import PRINCIPAL_KINDS, Actor, PrincipalKind
@@ -455,6 +455,7 @@ def web_actor(row: Principal) -> Actor:
 # --- sessions -------------------------------------------------------------------------
 
 
+@raises(PermissionDenied, ValidationFailed)
 def start_session(
     uow: UnitOfWork,
     actor: Actor,
@@ -488,6 +489,7 @@ def start_session(
     return StartedSession(session=_session_view(row), token=issued.plaintext)
 
 
+@raises(NotFound, PermissionDenied, ValidationFailed)
 def end_session(
     uow: UnitOfWork, actor: Actor, *, session_id: str, reason: str = ""
 ) -> SessionView:

@@ -17,15 +17,19 @@ from hub.api.identity.payloads import (
 )
 from hub.api.mapping import payload
 from hub.api.operations import mutate
+from hub.api.problems import Problem
 from hub.identity import service as identity
 
 
 @strawberry.type
 class IdentityMutation:
-    @strawberry.mutation(description="Open an agent session; returns its session token once.")
+    @strawberry.mutation(
+        graphql_type=StartSessionResult,
+        description="Open an agent session; returns its session token once.",
+    )
     async def start_session(
         self, info: Info[HubContext, Any], input: StartSessionInput
-    ) -> StartSessionResult:
+    ) -> StartSessionPayload | Problem:
         return await mutate(
             info,
             lambda uow, actor: identity.start_session(
@@ -38,10 +42,13 @@ class IdentityMutation:
             payload(StartSessionPayload),
         )
 
-    @strawberry.mutation(description="End a session; its token stops working at once.")
+    @strawberry.mutation(
+        graphql_type=EndSessionResult,
+        description="End a session; its token stops working at once.",
+    )
     async def end_session(
         self, info: Info[HubContext, Any], input: EndSessionInput
-    ) -> EndSessionResult:
+    ) -> EndSessionPayload | Problem:
         return await mutate(
             info,
             lambda uow, actor: identity.end_session(

@@ -28,6 +28,7 @@ from hub.api.integration.payloads import (
 )
 from hub.api.mapping import payload
 from hub.api.operations import mutate
+from hub.api.problems import Problem
 from hub.integration import service as integration
 
 _integration_payload = payload(IntegrationPayload)
@@ -35,10 +36,13 @@ _integration_payload = payload(IntegrationPayload)
 
 @strawberry.type
 class IntegrationMutation:
-    @strawberry.mutation(description="Claim integration: the task and the target's reservation.")
+    @strawberry.mutation(
+        graphql_type=ClaimIntegrationResult,
+        description="Claim integration: the task and the target's reservation.",
+    )
     async def claim_integration(
         self, info: Info[HubContext, Any], input: ClaimIntegrationInput
-    ) -> ClaimIntegrationResult:
+    ) -> ClaimIntegrationPayload | Problem:
         command = integration.IntegrationClaim(
             submission_id=str(input.submission_id),
             observed_target_revision=input.observed_target_revision,
@@ -51,10 +55,10 @@ class IntegrationMutation:
             payload(ClaimIntegrationPayload),
         )
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=RecordIntegrationResultResult)
     async def record_integration_result(
         self, info: Info[HubContext, Any], input: RecordIntegrationResultInput
-    ) -> RecordIntegrationResultResult:
+    ) -> IntegrationPayload | Problem:
         command = integration.IntegrationReportRequest(
             attempt_id=str(input.attempt_id),
             generation=input.generation,
@@ -74,10 +78,13 @@ class IntegrationMutation:
             _integration_payload,
         )
 
-    @strawberry.mutation(description="Record what the remote holds after an uncertain publish.")
+    @strawberry.mutation(
+        graphql_type=ReconcileIntegrationResult,
+        description="Record what the remote holds after an uncertain publish.",
+    )
     async def reconcile_integration(
         self, info: Info[HubContext, Any], input: ReconcileIntegrationInput
-    ) -> ReconcileIntegrationResult:
+    ) -> IntegrationPayload | Problem:
         return await mutate(
             info,
             lambda uow, actor: integration.reconcile_integration(
@@ -94,14 +101,15 @@ class IntegrationMutation:
         )
 
     @strawberry.mutation(
+        graphql_type=ReleaseIntegrationResult,
         description=(
             "Operators: free a target reserved by an integration whose attempt is gone, "
             "saying why. An uncertain publish is reconciled instead."
-        )
+        ),
     )
     async def release_integration(
         self, info: Info[HubContext, Any], input: ReleaseIntegrationInput
-    ) -> ReleaseIntegrationResult:
+    ) -> IntegrationPayload | Problem:
         return await mutate(
             info,
             lambda uow, actor: integration.IntegrationResult(
@@ -112,10 +120,13 @@ class IntegrationMutation:
             _integration_payload,
         )
 
-    @strawberry.mutation(description="Validation of the integrated result; completes the task.")
+    @strawberry.mutation(
+        graphql_type=RecordValidationResult,
+        description="Validation of the integrated result; completes the task.",
+    )
     async def record_validation(
         self, info: Info[HubContext, Any], input: RecordValidationInput
-    ) -> RecordValidationResult:
+    ) -> RecordValidationPayload | Problem:
         command = integration.ValidationRequest(
             attempt_id=str(input.attempt_id),
             generation=input.generation,

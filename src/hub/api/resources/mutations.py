@@ -11,6 +11,7 @@ from strawberry.types import Info
 from hub.api.context import HubContext
 from hub.api.mapping import from_view, payload
 from hub.api.operations import mutate
+from hub.api.problems import Problem
 from hub.api.resources.inputs import (
     AcquireResourcesInput,
     ClearHoldInput,
@@ -35,10 +36,10 @@ from hub.resources import service as resources
 
 @strawberry.type
 class ResourcesMutation:
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=DefineResourceResult)
     async def define_resource(
         self, info: Info[HubContext, Any], input: DefineResourceInput
-    ) -> DefineResourceResult:
+    ) -> ResourcePayload | Problem:
         command = resources.ResourceDefinition(
             project_id=str(input.project_id),
             scope=input.scope.value,
@@ -56,10 +57,13 @@ class ResourcesMutation:
             ),
         )
 
-    @strawberry.mutation(description="Reserve the whole set, or nothing (Blocked names why).")
+    @strawberry.mutation(
+        graphql_type=AcquireResourcesResult,
+        description="Reserve the whole set, or nothing (Blocked names why).",
+    )
     async def acquire_resources(
         self, info: Info[HubContext, Any], input: AcquireResourcesInput
-    ) -> AcquireResourcesResult:
+    ) -> ReservationsPayload | Problem:
         command = resources.AcquireRequest(
             attempt_id=str(input.attempt_id),
             generation=input.generation,
@@ -76,10 +80,10 @@ class ResourcesMutation:
             payload(ReservationsPayload),
         )
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=ReleaseResourcesResult)
     async def release_resources(
         self, info: Info[HubContext, Any], input: ReleaseResourcesInput
-    ) -> ReleaseResourcesResult:
+    ) -> ReservationsPayload | Problem:
         return await mutate(
             info,
             lambda uow, actor: resources.release_resources(
@@ -97,10 +101,13 @@ class ResourcesMutation:
             ),
         )
 
-    @strawberry.mutation(description="Operators: end a recovery hold, with a reason.")
+    @strawberry.mutation(
+        graphql_type=ClearHoldResult,
+        description="Operators: end a recovery hold, with a reason.",
+    )
     async def clear_hold(
         self, info: Info[HubContext, Any], input: ClearHoldInput
-    ) -> ClearHoldResult:
+    ) -> ReservationPayload | Problem:
         return await mutate(
             info,
             lambda uow, actor: resources.clear_hold(
@@ -109,10 +116,13 @@ class ResourcesMutation:
             payload(ReservationPayload, "reservation"),
         )
 
-    @strawberry.mutation(description="Store a dated capacity reading (not a promise).")
+    @strawberry.mutation(
+        graphql_type=RecordCapacityObservationResult,
+        description="Store a dated capacity reading (not a promise).",
+    )
     async def record_capacity_observation(
         self, info: Info[HubContext, Any], input: RecordCapacityObservationInput
-    ) -> RecordCapacityObservationResult:
+    ) -> CapacityObservationPayload | Problem:
         return await mutate(
             info,
             lambda uow, actor: resources.record_capacity_observation(
