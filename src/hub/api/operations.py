@@ -73,7 +73,8 @@ async def mutate(
 
 
 def _declared(info: Info[HubContext, Any], name: str, error: HubError) -> Problem:
-    """The error's problem, if the mutation's result union lists it."""
+    """The error's problem, if the mutation's result union lists it; else a bug (an
+    error its operation did not declare), answered as the generic `Conflict`."""
     problem = to_problem(error)
     union = get_named_type(info._raw_info.return_type)
     if not isinstance(union, GraphQLUnionType) or any(

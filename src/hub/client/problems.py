@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from textwrap import fill
 from typing import Final
 
-from graphql import GraphQLNonNull, GraphQLUnionType, build_schema
-
 from hub.client.problem_table import UNION_PROBLEMS
 
 # The fields a problem type has beyond `code` and `message`, as a selection.
@@ -38,6 +36,9 @@ def problem_selection(mutation: str, separator: str = " ") -> str:
 def render_table(sdl: str) -> str:
     """`hub.client.problem_table` as the schema `sdl` has it: each mutation, the members
     of its result union other than its payload (the types implementing `Problem`)."""
+    # Imported here: only `make schema` and the tests render; agent commands only read.
+    from graphql import GraphQLNonNull, GraphQLUnionType, build_schema
+
     schema = build_schema(sdl)
     rows = []
     assert schema.mutation_type is not None
@@ -45,8 +46,8 @@ def render_table(sdl: str) -> str:
         union = field.type.of_type if isinstance(field.type, GraphQLNonNull) else field.type
         assert isinstance(union, GraphQLUnionType), f"{name} does not answer a union"
         problems = [t.name for t in union.types if "Problem" in {i.name for i in t.interfaces}]
-        listed = fill(", ".join(f'"{p}"' for p in problems) + ",", 99, initial_indent=" " * 8,
-                      subsequent_indent=" " * 8)
+        names, indent = ", ".join(f'"{p}"' for p in problems) + ",", " " * 8
+        listed = fill(names, 99, initial_indent=indent, subsequent_indent=indent)
         rows.append(f'    "{name}": (\n{listed}\n    ),')
     return (
         '"""The problems each mutation\'s result union holds (graphql/schema.graphql).\n\n'
