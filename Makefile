@@ -57,6 +57,7 @@ lint: install-dev
 
 schema: install
 	$(BIN)/python -c "from hub.api.schema import export_sdl; open('graphql/schema.graphql','w').write(export_sdl())"
+	$(BIN)/python -c "from hub.client.problems import render_table; open('src/hub/client/problem_table.py','w').write(render_table(open('graphql/schema.graphql').read()))"
 
 clean:
 	rm -rf $(VENV) var/*.db var/*.db-* var/demo-credentials .pytest_cache .mypy_cache .ruff_cache

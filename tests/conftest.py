@@ -218,6 +218,8 @@ def settings(test_database: TestDatabase, tmp_path: Path) -> Settings:
         # Every write operation reads the clock only after its first lock (or says why
         # it needs none): docs/design.md, "Tasks, attempts, leases and generations".
         strict_clock=True,
+        # Every problem a mutation answers is one its result union lists (hub.errors.raises).
+        strict_problems=True,
         _env_file=None,  # type: ignore[call-arg]
     )
 

@@ -19,11 +19,17 @@
 transport-level failure (GraphQL error with `extensions.code = "UNAUTHENTICATED"`).
 Each module adds its specific subclasses in its own `errors.py`; the API maps
 them to GraphQL problem types by base class, in `hub.api.problems`.
+
+Every operation a mutation calls says which of them it can raise (`raises`, beside
+its code); the mutation's result union lists exactly those problems.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class HubError(Exception):
@@ -101,3 +107,28 @@ class Unauthenticated(Exception):
     def __init__(self, message: str = "a valid bearer token is required") -> None:
         super().__init__(message)
         self.message = message
+
+
+_DECLARED = "__hub_raises__"
+
+
+def raises(*kinds: type[HubError]) -> Callable[[F], F]:
+    """Declare the domain errors an operation can raise, its own and those of what it
+    calls (base classes suffice: a subclass is answered as its base's problem). The API
+    builds the mutation's result union from it (`hub.api.problems.result_union`), so a
+    client is offered only the problems it can actually get."""
+
+    def declare(operation: F) -> F:
+        setattr(operation, _DECLARED, frozenset(kinds))
+        return operation
+
+    return declare
+
+
+def declared_errors(operation: Callable[..., Any]) -> frozenset[type[HubError]]:
+    """What `raises` declared for `operation`; an undeclared operation is refused."""
+    declared: frozenset[type[HubError]] | None = getattr(operation, _DECLARED, None)
+    if declared is None:
+        name = getattr(operation, "__qualname__", repr(operation))
+        raise TypeError(f"{name} declares no errors (hub.errors.raises)")
+    return declared

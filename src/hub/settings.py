@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     # For tests: a write operation that reads coordinator time before its first lock
     # fails (`hub.storage.unit_of_work.ClockReadBeforeLock`) instead of going unnoticed.
     strict_clock: bool = False
+    # For tests: a mutation whose operation raises an error its result union does not
+    # list fails (`hub.api.operations.UndeclaredProblem`) instead of answering `Conflict`.
+    strict_problems: bool = False
 
     @field_validator("database_url")
     @classmethod

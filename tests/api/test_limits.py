@@ -27,6 +27,7 @@ from hub.storage.database import Database
 from tests.conftest import AgentSession, Principal
 from tests.support.client import Api
 from tests.support.server import serve
+from tests.support.standins import standing_in
 
 VIEWER = "{ viewer { serverTime } }"
 VIEWER_DOCUMENT = json.dumps({"query": VIEWER}).encode()
@@ -360,6 +361,7 @@ def boom(*_: Any, **__: Any) -> Any:
     raise RuntimeError("SELECT secret FROM api_tokens WHERE id = 'tok_1'")
 
 
+
 def assert_masked(response: httpx.Response) -> None:
     assert response.status_code == 200
     text = response.text
@@ -372,7 +374,7 @@ def assert_masked(response: httpx.Response) -> None:
 def test_an_unexpected_error_in_a_mutation_is_masked_and_logged(
     operator: Principal, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(projects, "create_project", boom)
+    monkeypatch.setattr(projects, "create_project", standing_in(projects.create_project, boom))
     with caplog.at_level(logging.ERROR, logger="hub.api"):
         response = operator.api.post(
             'mutation { createProject(input: {name: "x"}) { __typename } }'
@@ -402,7 +404,8 @@ def test_a_nul_character_in_a_literal_is_refused_before_execution(operator: Prin
 def test_a_nul_character_in_a_variable_is_refused_before_execution(
     operator: Principal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(projects, "create_project", boom)  # proves nothing runs
+    # proves nothing runs
+    monkeypatch.setattr(projects, "create_project", standing_in(projects.create_project, boom))
     body = operator.api.raw(
         "mutation($input: CreateProjectInput!) { createProject(input: $input) { __typename } }",
         {"input": {"name": "ok", "aliases": ["a\x00b"]}},
@@ -414,7 +417,7 @@ def test_a_lone_surrogate_in_a_variable_is_refused_before_execution(
     operator: Principal, http: httpx.Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # JSON can spell a string no database can encode; GraphQL literals cannot.
-    monkeypatch.setattr(projects, "create_project", boom)
+    monkeypatch.setattr(projects, "create_project", standing_in(projects.create_project, boom))
     document = (
         b'{"query": "mutation($input: CreateProjectInput!) '
         b'{ createProject(input: $input) { __typename } }",'

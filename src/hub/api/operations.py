@@ -1,7 +1,10 @@
 """Running one service function for a resolver: the actor, the transaction, the problem.
 
 Every mutation resolver is `return await mutate(info, operation, to_payload)`; the
-mapping from domain error to problem type happens here and nowhere else.
+mapping from domain error to problem type happens here and nowhere else. A problem the
+mutation's result union does not list (its operation raised an error it did not declare,
+`hub.errors.raises`) is a bug: logged and answered as a `Conflict`, and under the test
+setting `strict_problems` raised, so the test that reached it fails.
 
 Every operation passes through here (`mutate`, `read`, `read_optional`, `authorized`;
 the subscriptions start with a `read`), and here the credential table
@@ -12,6 +15,7 @@ row, so it is as open as the operation that reached it and no more.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
@@ -21,14 +25,17 @@ from graphql import (
     FragmentDefinitionNode,
     FragmentSpreadNode,
     GraphQLError,
+    GraphQLUnionType,
     InlineFragmentNode,
     SelectionSetNode,
+    get_named_type,
 )
 from strawberry.types import Info
+from strawberry.types.base import get_object_definition
 
 from hub.api.context import HubContext, unauthenticated
-from hub.api.problems import AnyProblem, to_problem
-from hub.errors import HubError, NotFound, Unauthenticated
+from hub.api.problems import ConflictProblem, Problem, to_problem
+from hub.errors import Conflict, HubError, NotFound, Unauthenticated
 from hub.identity.service import authorize
 from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
@@ -36,12 +43,18 @@ from hub.storage.unit_of_work import UnitOfWork
 T = TypeVar("T")
 P = TypeVar("P")
 
+log = logging.getLogger(__name__)
+
+
+class UndeclaredProblem(AssertionError):
+    """An operation raised an error its mutation's result union does not list."""
+
 
 async def mutate(
     info: Info[HubContext, Any],
     operation: Callable[[UnitOfWork, Actor], T],
     to_payload: Callable[[T, datetime], P],
-) -> P | AnyProblem:
+) -> P | Problem:
     context = info.context
     name = root_field(info)
 
@@ -55,8 +68,24 @@ async def mutate(
     except Unauthenticated as exc:
         raise unauthenticated(exc.message) from None
     except HubError as error:
-        return to_problem(error)
+        return _declared(info, name, error)
     return to_payload(result, instant)
+
+
+def _declared(info: Info[HubContext, Any], name: str, error: HubError) -> Problem:
+    """The error's problem, if the mutation's result union lists it; else a bug (an
+    error its operation did not declare), answered as the generic `Conflict`."""
+    problem = to_problem(error)
+    union = get_named_type(info._raw_info.return_type)
+    if not isinstance(union, GraphQLUnionType) or any(
+        member.name == get_object_definition(problem, strict=True).name for member in union.types
+    ):
+        return problem
+    what = f"{name} answered {type(error).__name__}, which {union.name} does not list"
+    if info.context.runtime.settings.strict_problems:
+        raise UndeclaredProblem(f"{what}: declare it (hub.errors.raises)")
+    log.error("%s; answered Conflict", what)
+    return ConflictProblem(code=Conflict.code, message=error.message)
 
 
 async def read(

@@ -7,7 +7,9 @@ and input are what a retry must repeat) and sent (`HubApi.send`): the document i
 derived from the answer's declaration (`hub.client.mapping.selection`), or is one of
 the fixed documents of `hub.client.planning.DOCUMENTS`.
 
-A problem in a mutation's result union is read into a `ProblemError` (`problem_of`).
+A problem in a mutation's result union is read into a `ProblemError` (`problem_of`);
+a document asks for the details of only the problems its union holds
+(`hub.client.problems`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from hub.client.errors import NothingToClaim, ProblemError
 from hub.client.mapping import selection
+from hub.client.problems import problem_selection
 
 
 class Payload(Protocol):
@@ -27,15 +30,6 @@ class Payload(Protocol):
 
 
 A = TypeVar("A", bound=Payload)
-
-# The problems every mutation's result union may hold, with their details.
-PROBLEMS = (
-    "... on Problem { code message }"
-    " ... on NotFound { what } ... on ValidationFailed { field }"
-    " ... on Blocked { blockers }"
-    " ... on AmbiguousProject { candidates { id name matched } }"
-)
-
 
 @dataclass(frozen=True)
 class Mutation(Generic[A]):
@@ -56,7 +50,7 @@ class Mutation(Generic[A]):
         title = self.name[0].upper() + self.name[1:]
         return (
             f"mutation {title}($input: {title}Input!) {{ {self.name}(input: $input) {{"
-            f" __typename {PROBLEMS}"
+            f" __typename {problem_selection(self.name)}"
             f" ... on {self.answer.graphql_type} {{ {selection(self.answer)} }} }} }}"
         )
 

@@ -23,19 +23,13 @@ from typing import Any, ClassVar, TypeVar
 from hub.client.api import HubApi, reading
 from hub.client.mapping import RECEIVED, RECEIVED_UNTYPED, from_graphql
 from hub.client.operations import Mutation, Payload
+from hub.client.problems import problem_selection
 from hub.client.results import Attempt, Submission
 
 A = TypeVar("A", bound=Payload)
 R = TypeVar("R")
 
 # --- the documents ----------------------------------------------------------------------
-
-_PROBLEMS = """
-    ... on Problem { code message }
-    ... on NotFound { what }
-    ... on ValidationFailed { field }
-    ... on Blocked { blockers }
-    ... on AmbiguousProject { candidates { id name matched } }"""
 
 _TASK_FRAGMENT = """
 fragment TaskFields on Task {
@@ -64,12 +58,17 @@ fragment ProjectFields on Project {{
 }}"""
 
 
+def _problems(mutation: str) -> str:
+    """The problems `mutation`'s union holds, one spread a line (`hub.client.problems`)."""
+    return "\n    " + problem_selection(mutation, separator="\n    ")
+
+
 def _task_mutation(name: str, payload: str = "TaskPayload", extra: str = "") -> str:
     title = name[0].upper() + name[1:]
     return f"""mutation {title}($input: {title}Input!) {{
   {name}(input: $input) {{
     __typename
-    ... on {payload} {{ task {{ ...TaskFields }}{extra} serverTime }}{_PROBLEMS}
+    ... on {payload} {{ task {{ ...TaskFields }}{extra} serverTime }}{_problems(name)}
   }}
 }}
 {_TASK_FRAGMENT}
@@ -133,7 +132,10 @@ DOCUMENTS: dict[str, str] = {
     "createProject": f"""mutation CreateProject($input: CreateProjectInput!) {{
   createProject(input: $input) {{
     __typename
-    ... on CreateProjectPayload {{ project {{ ...ProjectFields }} serverTime }}{_PROBLEMS}
+    ... on CreateProjectPayload {{
+      project {{ ...ProjectFields }}
+      serverTime
+    }}{_problems("createProject")}
   }}
 }}
 {_PROJECT_FRAGMENT}
@@ -144,7 +146,7 @@ DOCUMENTS: dict[str, str] = {
     ... on AddRepositoryPayload {{
       repository {{ id projectId remoteUrl binding defaultBranch aliases createdAt }}
       serverTime
-    }}{_PROBLEMS}
+    }}{_problems("addRepository")}
   }}
 }}
 """,
@@ -155,7 +157,7 @@ DOCUMENTS: dict[str, str] = {
       policy {{{_POLICY_FIELDS}
       }}
       serverTime
-    }}{_PROBLEMS}
+    }}{_problems("setProjectPolicy")}
   }}
 }}
 """,

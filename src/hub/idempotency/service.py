@@ -39,7 +39,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import timedelta
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Final, Generic, TypeVar, cast
 
 from sqlalchemy import CursorResult, Result, bindparam, delete, insert, select, text, update
 
@@ -80,6 +80,11 @@ class Keyed(Generic[T]):
 
     value: T
     replayed: bool = False
+
+
+# What running through `run_keyed` adds to a keyed operation's errors
+# (`hub.errors.raises`): the key reused for another request, or its receipt pruned.
+KEYED: Final = (IdempotencyConflict, IdempotencyReceiptExpired)
 
 
 def run_keyed(

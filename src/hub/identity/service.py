@@ -16,7 +16,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import bindparam, func, select, update
 
-from hub.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
+from hub.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed, raises
 from hub.events.service import append_event
 from hub.identity import _tokens as tokens
 from hub.identity._permissions import authorize as authorize
@@ -462,6 +462,7 @@ def web_actor(row: Principal) -> Actor:
 # --- sessions -------------------------------------------------------------------------
 
 
+@raises(PermissionDenied, ValidationFailed)
 def start_session(
     uow: UnitOfWork,
     actor: Actor,
@@ -495,6 +496,7 @@ def start_session(
     return StartedSession(session=_session_view(row), token=issued.plaintext)
 
 
+@raises(NotFound, PermissionDenied, ValidationFailed)
 def end_session(
     uow: UnitOfWork, actor: Actor, *, session_id: str, reason: str = ""
 ) -> SessionView:

@@ -15,7 +15,16 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from hub.errors import Conflict, InvalidTransition, NotFound, PermissionDenied, ValidationFailed
+from hub.errors import (
+    Blocked,
+    Conflict,
+    DependencyNotMet,
+    InvalidTransition,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+    raises,
+)
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.identity.views import Actor, require_full_credential
@@ -148,6 +157,7 @@ class ValidationResult:
 # --- claiming -------------------------------------------------------------------------
 
 
+@raises(*work.HOLDING, Conflict, DependencyNotMet, ValidationFailed, Blocked, *idempotency.KEYED)
 def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> ClaimedIntegration:
     """Claim the submission's integration task and the target's exclusive reservation,
     in one transaction, after checking it is ready: current submission, pinned review
@@ -308,6 +318,7 @@ def _require_ready(uow: UnitOfWork, subject: work.SubmissionView) -> None:
 # --- reporting ------------------------------------------------------------------------
 
 
+@raises(*work.HOLDING, Conflict, ValidationFailed, Blocked, *idempotency.KEYED)
 def record_integration_result(
     uow: UnitOfWork, actor: Actor, cmd: IntegrationReportRequest
 ) -> IntegrationResult:
@@ -394,6 +405,7 @@ def _record_result(
     return IntegrationResult(_view(uow, row))
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed, *idempotency.KEYED)
 def reconcile_integration(
     uow: UnitOfWork,
     actor: Actor,
@@ -470,6 +482,7 @@ def _may_reconcile(uow: UnitOfWork, actor: Actor, row: Integration) -> None:
     )
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def release_integration(
     uow: UnitOfWork, actor: Actor, *, integration_id: str, reason: str
 ) -> IntegrationView:
@@ -507,6 +520,7 @@ def release_integration(
     return _view(uow, row)
 
 
+@raises(*work.HOLDING, Conflict, ValidationFailed, Blocked, *idempotency.KEYED)
 def record_validation(
     uow: UnitOfWork, actor: Actor, cmd: ValidationRequest
 ) -> ValidationResult:

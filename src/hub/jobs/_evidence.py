@@ -14,7 +14,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from hub.errors import NotFound, ValidationFailed
+from hub.errors import (
+    NotFound,
+    ValidationFailed,
+    raises,
+)
 from hub.events.service import append_event
 from hub.identity import service as identity
 from hub.identity.views import Actor
@@ -68,6 +72,7 @@ class EvidenceRecord:
     wrapper_reported_success: bool | None = None
 
 
+@raises(*work.HOLDING, ValidationFailed)
 def record_evidence(uow: UnitOfWork, actor: Actor, cmd: EvidenceRecord) -> EvidenceView:
     """Store one evidence record for the caller's current attempt (never changed after).
 

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from hub.errors import NotFound, PermissionDenied, ValidationFailed
+from hub.errors import (
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+    raises,
+)
 from hub.events.service import append_event
 from hub.identity import service as identity
 from hub.identity.views import Actor
@@ -23,6 +28,7 @@ from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 
 
+@raises(*work.HOLDING, ValidationFailed)
 def open_watch_window(
     uow: UnitOfWork,
     actor: Actor,
@@ -92,6 +98,7 @@ def open_watch_window(
     return OpenedWindow(window_view(row, now), issued.plaintext)
 
 
+@raises(NotFound, PermissionDenied, ValidationFailed)
 def close_watch_window(
     uow: UnitOfWork, actor: Actor, *, window_id: str, reason: str = ""
 ) -> WindowView:

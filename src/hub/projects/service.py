@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Row, bindparam, func, select
 
-from hub.errors import NotFound, PermissionDenied, ValidationFailed
+from hub.errors import Conflict, NotFound, PermissionDenied, ValidationFailed, raises
 from hub.events.service import EventRecord, append_event, list_events
 from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
@@ -100,6 +100,7 @@ class ProjectView:
 # --- projects -------------------------------------------------------------------------
 
 
+@raises(PermissionDenied, ValidationFailed)
 def create_project(
     uow: UnitOfWork,
     actor: Actor,
@@ -176,6 +177,7 @@ def count_projects(uow: UnitOfWork) -> int:
     return int(uow.session.scalar(select(func.count()).select_from(Project)) or 0)
 
 
+@raises(NotFound, PermissionDenied, Conflict, ValidationFailed)
 def add_alias(uow: UnitOfWork, actor: Actor, *, project_id: str, alias: str) -> ProjectView:
     require_full_credential(actor)
     project = _lock_project(uow, project_id)
@@ -242,6 +244,7 @@ def _project_view(uow: UnitOfWork, row: Project) -> ProjectView:
     return view_of(ProjectView, row, aliases=tuple(aliases))
 
 
+@raises(NotFound, PermissionDenied, Conflict, ValidationFailed)
 def add_repository(
     uow: UnitOfWork,
     actor: Actor,
@@ -387,6 +390,7 @@ def list_policy_revisions(uow: UnitOfWork, project_id: str) -> list[PolicyView]:
     return [_policy_view(row) for row in rows]
 
 
+@raises(NotFound, PermissionDenied, Conflict, ValidationFailed)
 def set_project_policy(
     uow: UnitOfWork,
     actor: Actor,

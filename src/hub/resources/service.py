@@ -19,7 +19,15 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from hub.errors import NotFound, PermissionDenied, ValidationFailed
+from hub.errors import (
+    Blocked,
+    Conflict,
+    InvalidTransition,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+    raises,
+)
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.identity.views import Actor, require_full_credential
@@ -98,6 +106,7 @@ def _identity_key(project_id: str, scope: str, key: str) -> str:
     return f"{project_id}:{scope}:{key}"
 
 
+@raises(NotFound, PermissionDenied, Conflict, ValidationFailed)
 def define_resource(
     uow: UnitOfWork, actor: Actor, cmd: ResourceDefinition
 ) -> tuple[ResourceView, bool]:
@@ -152,6 +161,7 @@ def define_resource(
     return _resource_view(row), True
 
 
+@raises(*work.HOLDING, ValidationFailed, Blocked, *idempotency.KEYED)
 def acquire_resources(uow: UnitOfWork, actor: Actor, cmd: AcquireRequest) -> Acquisition:
     """Reserve every requested resource for the attempt (or its job), or none of them."""
     return idempotency.run_keyed(
@@ -295,6 +305,7 @@ def require_reservations(
     return _views(uow, rows)
 
 
+@raises(*work.HOLDING, ValidationFailed, Blocked, *idempotency.KEYED)
 def register_job(uow: UnitOfWork, actor: Actor, cmd: jobs.JobRegistration) -> jobs.JobResult:
     """Register a job together with the reservations it declares it depends on: the job
     is recorded only if the acting attempt holds each of them, live, now."""
@@ -319,6 +330,7 @@ def _clean_requests(requests: Sequence[ResourceRequest]) -> dict[str, int]:
     return wanted
 
 
+@raises(*work.HOLDING, ValidationFailed)
 def release_resources(
     uow: UnitOfWork,
     actor: Actor,
@@ -358,6 +370,7 @@ def release_resources(
     return _views(uow, rows)
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def clear_hold(
     uow: UnitOfWork, actor: Actor, *, reservation_id: str, reason: str
 ) -> ReservationView:
@@ -374,6 +387,7 @@ def clear_hold(
     return _views(uow, [row])[0]
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def observe_job(
     uow: UnitOfWork,
     actor: Actor,
@@ -391,6 +405,7 @@ def observe_job(
     return JobReport(view, False, tuple(release_after_job(uow, actor, view)))
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def finish_job(
     uow: UnitOfWork,
     actor: Actor,
@@ -476,6 +491,7 @@ def _clear(
     )
 
 
+@raises(NotFound, PermissionDenied, ValidationFailed)
 def record_capacity_observation(
     uow: UnitOfWork,
     actor: Actor,

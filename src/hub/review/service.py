@@ -15,7 +15,14 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from hub.errors import Conflict, InvalidTransition, NotFound, PermissionDenied, ValidationFailed
+from hub.errors import (
+    Conflict,
+    InvalidTransition,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+    raises,
+)
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.idempotency.service import Keyed
@@ -208,6 +215,7 @@ def submit_review(
     )
 
 
+@raises(*work.HOLDING, Conflict, ValidationFailed, *idempotency.KEYED)
 def submit_review_with_status(
     uow: UnitOfWork,
     actor: Actor,
@@ -229,6 +237,7 @@ def submit_review_with_status(
     return RecordedReview(made.value, review_status(uow, made.value.submission_id), made.replayed)
 
 
+@raises(NotFound, PermissionDenied, Conflict, InvalidTransition, ValidationFailed)
 def record_human_review_with_status(
     uow: UnitOfWork, actor: Actor, decision: ReviewDecision
 ) -> RecordedReview:
@@ -273,6 +282,7 @@ def record_human_review(uow: UnitOfWork, actor: Actor, decision: ReviewDecision)
     return review
 
 
+@raises(NotFound, PermissionDenied, Conflict, ValidationFailed)
 def request_human_review(
     uow: UnitOfWork, actor: Actor, *, submission_id: str, context: str
 ) -> ReviewStatus:
@@ -300,6 +310,7 @@ def request_human_review(
     return review_status(uow, subject.id)
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def resolve_finding(
     uow: UnitOfWork, actor: Actor, *, finding_id: str, resolution: str, evidence: Sequence[str]
 ) -> FindingView:
@@ -405,6 +416,7 @@ def _reviews_later_submission(uow: UnitOfWork, actor: Actor, row: Finding) -> bo
     return False
 
 
+@raises(NotFound, PermissionDenied, Conflict, InvalidTransition, ValidationFailed)
 def repin_submission_policy(
     uow: UnitOfWork, actor: Actor, *, submission_id: str, reason: str
 ) -> ReviewStatus:

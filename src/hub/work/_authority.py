@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import select
 
-from hub.errors import InvalidTransition, NotFound, PermissionDenied, StaleGeneration
+from hub.errors import InvalidTransition, LeaseExpired, NotFound, PermissionDenied, StaleGeneration
 from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._lifecycle import end_attempt
@@ -42,6 +42,11 @@ class Held:
     task: Task
     attempt: Attempt
     now: datetime
+
+# What acting with an attempt's authority can raise (`hold`, `hold_attempt`): no such
+# attempt, not the caller's, superseded, ended, lease expired. For the declarations of
+# the operations that act with it (`hub.errors.raises`).
+HOLDING: Final = (NotFound, PermissionDenied, StaleGeneration, LeaseExpired, InvalidTransition)
 
 
 def find_attempt(uow: UnitOfWork, actor: Actor, attempt_id: str, *, reporter_ok: bool) -> Held:

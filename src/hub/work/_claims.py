@@ -20,10 +20,13 @@ from sqlalchemy import Select, bindparam, func, select
 
 from hub.errors import (
     Blocked,
+    Conflict,
     DependencyNotMet,
     InvalidTransition,
+    NotFound,
     PermissionDenied,
     ValidationFailed,
+    raises,
 )
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
@@ -52,6 +55,10 @@ class ClaimRequest:
     idempotency_key: str | None = None
 
 
+@raises(
+    NotFound, PermissionDenied, Conflict, InvalidTransition, DependencyNotMet,
+    ValidationFailed, Blocked, *idempotency.KEYED,
+)
 def claim_task(uow: UnitOfWork, actor: Actor, cmd: ClaimRequest) -> ClaimResult:
     """Claim a named task, or the next eligible one in a project (optionally by kind)."""
     return idempotency.run_keyed(
@@ -100,6 +107,10 @@ def _claim(
     return ClaimResult(task_view(uow, task), view_of(uow, attempt, task), replay=False)
 
 
+@raises(
+    NotFound, PermissionDenied, Conflict, InvalidTransition, ValidationFailed, Blocked,
+    *idempotency.KEYED,
+)
 def claim_recovery(
     uow: UnitOfWork, actor: Actor, *, task_id: str, idempotency_key: str | None = None
 ) -> RecoveryClaim:

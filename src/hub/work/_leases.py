@@ -13,7 +13,11 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from hub.errors import PermissionDenied, ValidationFailed
+from hub.errors import (
+    PermissionDenied,
+    ValidationFailed,
+    raises,
+)
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.identity import service as identity
@@ -22,6 +26,7 @@ from hub.ids import new_id
 from hub.inputs import clean_branch, clean_revision, clean_text
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._authority import (
+    HOLDING,
     Held,
     attempt_result,
     check_authority,
@@ -42,6 +47,7 @@ class AdapterEventResult:
     attempts: tuple[AttemptView, ...]
 
 
+@raises(*HOLDING, ValidationFailed, *idempotency.KEYED)
 def renew_lease(
     uow: UnitOfWork,
     actor: Actor,
@@ -90,6 +96,7 @@ def _renew(uow: UnitOfWork, actor: Actor, held: Held, generation: int) -> Attemp
     return attempt_result(uow, held)
 
 
+@raises(*HOLDING, ValidationFailed, *idempotency.KEYED)
 def record_checkpoint(
     uow: UnitOfWork,
     actor: Actor,
@@ -161,6 +168,7 @@ def record_checkpoint(
     ).value
 
 
+@raises(*HOLDING, ValidationFailed, *idempotency.KEYED)
 def relinquish_attempt(
     uow: UnitOfWork,
     actor: Actor,
@@ -207,6 +215,7 @@ def give_back(uow: UnitOfWork, actor: Actor, held: Held, reason: str) -> None:
     )
 
 
+@raises(*HOLDING, ValidationFailed)
 def record_adapter_event(
     uow: UnitOfWork,
     actor: Actor,

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from hub.errors import InvalidTransition, PermissionDenied, ValidationFailed
+from hub.errors import (
+    InvalidTransition,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+    raises,
+)
 from hub.events.service import append_event
 from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.inputs import clean_text
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work._authority import attempt_result, hold, view_of
+from hub.work._authority import HOLDING, attempt_result, hold, view_of
 from hub.work._lifecycle import release_worktrees
 from hub.work._rows import (
     lock_task,
@@ -103,6 +109,7 @@ def revoke_attempt(uow: UnitOfWork, actor: Actor, *, attempt_id: str, reason: st
     return task
 
 
+@raises(*HOLDING, ValidationFailed)
 def record_recovery_disposition(
     uow: UnitOfWork,
     actor: Actor,
@@ -148,6 +155,7 @@ def record_recovery_disposition(
     return attempt_result(uow, held)
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def add_recovery_note(uow: UnitOfWork, actor: Actor, *, attempt_id: str, note: str) -> NoteView:
     """A late agent's note on its own finished attempt. It completes nothing, extends no
     lease and unblocks nothing: it is history for whoever recovers the task."""

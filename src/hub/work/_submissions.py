@@ -16,7 +16,13 @@ from typing import Any
 
 from sqlalchemy import select
 
-from hub.errors import Conflict, DependencyNotMet, InvalidTransition, ValidationFailed
+from hub.errors import (
+    Conflict,
+    DependencyNotMet,
+    InvalidTransition,
+    ValidationFailed,
+    raises,
+)
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.identity.views import Actor
@@ -26,6 +32,7 @@ from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _workflow as workflow
 from hub.work._authority import (
+    HOLDING,
     Held,
     attempt_result,
     check_authority,
@@ -67,6 +74,7 @@ class WorktreeRequest:
     workstation: str
 
 
+@raises(*HOLDING, DependencyNotMet, ValidationFailed, *idempotency.KEYED)
 def submit_attempt(uow: UnitOfWork, actor: Actor, cmd: SubmitRequest) -> AttemptResult:
     """Save result, handoff, lessons, outcome and the task's transition in one transaction.
 
@@ -228,6 +236,7 @@ def _clean_new_lessons(lessons: Sequence[dict[str, Any]]) -> list[dict[str, Any]
     return cleaned
 
 
+@raises(*HOLDING, Conflict, ValidationFailed)
 def register_worktree(uow: UnitOfWork, actor: Actor, cmd: WorktreeRequest) -> AttemptResult:
     """Record the implementation attempt's worktree before code changes."""
     held = hold(uow, actor, cmd.attempt_id, cmd.generation)
@@ -274,6 +283,7 @@ def register_worktree(uow: UnitOfWork, actor: Actor, cmd: WorktreeRequest) -> At
     return attempt_result(uow, held, worktree=worktree_view(row))
 
 
+@raises(*HOLDING, Conflict, DependencyNotMet, ValidationFailed)
 def record_acceptance(
     uow: UnitOfWork,
     actor: Actor,
@@ -317,6 +327,7 @@ def record_acceptance(
     return attempt_result(uow, held)
 
 
+@raises(*HOLDING, Conflict, ValidationFailed)
 def reconcile_criteria(
     uow: UnitOfWork,
     actor: Actor,

@@ -15,7 +15,14 @@ from datetime import datetime
 
 from sqlalchemy import ColumnElement, Select, bindparam, select, text
 
-from hub.errors import Conflict, InvalidTransition, NotFound, ValidationFailed
+from hub.errors import (
+    Conflict,
+    InvalidTransition,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+    raises,
+)
 from hub.events.service import append_event
 from hub.idempotency import service as idempotency
 from hub.idempotency.service import Keyed
@@ -88,6 +95,10 @@ class TaskFilter:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+@raises(
+    NotFound, PermissionDenied, Conflict, InvalidTransition, ValidationFailed,
+    *idempotency.KEYED,
+)
 def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> Keyed[TaskView]:
     """Create a task; a keyed retry replays the one created first."""
     return idempotency.run_keyed(
@@ -180,6 +191,7 @@ def _create(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> TaskView:
     return task_view(uow, task)
 
 
+@raises(NotFound, PermissionDenied, Conflict, InvalidTransition, ValidationFailed)
 def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
     require_full_credential(actor)
     task = lock_task(uow, cmd.task_id)
@@ -253,6 +265,7 @@ def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
     return task_view(uow, task)
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def close_task(
     uow: UnitOfWork,
     actor: Actor,
@@ -306,6 +319,7 @@ def close_task(
     return task_view(uow, task)
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def reopen_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> TaskView:
     require_full_credential(actor)
     task = lock_task(uow, task_id)
@@ -328,6 +342,7 @@ def reopen_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> 
     return task_view(uow, task)
 
 
+@raises(NotFound, PermissionDenied, ValidationFailed)
 def link_tasks(
     uow: UnitOfWork, actor: Actor, *, task_id: str, other_id: str, kind: str
 ) -> TaskView:

@@ -1,10 +1,19 @@
 """The work module's operations, as other modules and the entry points call them."""
 
+from hub.errors import (
+    Conflict,
+    InvalidTransition,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+    raises,
+)
 from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _dependencies as dependencies
 from hub.work import _recovery as recovery
 from hub.work._authority import (
+    HOLDING,
     get_attempt,
     get_attempts,
     hold_attempt,
@@ -78,6 +87,7 @@ from hub.work.views import (
 )
 
 
+@raises(NotFound, PermissionDenied, Conflict, InvalidTransition, ValidationFailed)
 def add_prerequisite(
     uow: UnitOfWork,
     actor: Actor,
@@ -96,6 +106,7 @@ def add_prerequisite(
     return task_view(uow, task)
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def remove_prerequisite(
     uow: UnitOfWork,
     actor: Actor,
@@ -114,15 +125,18 @@ def remove_prerequisite(
     return task_view(uow, task)
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def release_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> TaskView:
     return task_view(uow, recovery.release_task(uow, actor, task_id=task_id, reason=reason))
 
 
+@raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def revoke_attempt(uow: UnitOfWork, actor: Actor, *, attempt_id: str, reason: str) -> TaskView:
     return task_view(uow, recovery.revoke_attempt(uow, actor, attempt_id=attempt_id, reason=reason))
 
 
 __all__ = [
+    "HOLDING",
     "AdapterEventResult",
     "AttemptResult",
     "AttemptView",

@@ -17,21 +17,28 @@ from hub.api.identity.payloads import (
 )
 from hub.api.mapping import call, payload
 from hub.api.operations import mutate
+from hub.api.problems import Problem
 from hub.identity import service as identity
 
 
 @strawberry.type
 class IdentityMutation:
-    @strawberry.mutation(description="Open an agent session; returns its session token once.")
+    @strawberry.mutation(
+        graphql_type=StartSessionResult,
+        description="Open an agent session; returns its session token once.",
+    )
     async def start_session(
         self, info: Info[HubContext, Any], input: StartSessionInput
-    ) -> StartSessionResult:
+    ) -> StartSessionPayload | Problem:
         return await mutate(info, call(identity.start_session, input), payload(StartSessionPayload))
 
-    @strawberry.mutation(description="End a session; its token stops working at once.")
+    @strawberry.mutation(
+        graphql_type=EndSessionResult,
+        description="End a session; its token stops working at once.",
+    )
     async def end_session(
         self, info: Info[HubContext, Any], input: EndSessionInput
-    ) -> EndSessionResult:
+    ) -> EndSessionPayload | Problem:
         return await mutate(
             info, call(identity.end_session, input), payload(EndSessionPayload, "session")
         )

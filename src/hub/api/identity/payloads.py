@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
 import strawberry
 
 from hub.api.identity.types import AgentSession
-from hub.api.problems import AnyProblem
+from hub.api.problems import result_union
+from hub.identity import service as identity
 
 
 @strawberry.type
@@ -26,7 +26,5 @@ class EndSessionPayload:
     server_time: datetime
 
 
-StartSessionResult = Annotated[
-    StartSessionPayload | AnyProblem, strawberry.union("StartSessionResult")
-]
-EndSessionResult = Annotated[EndSessionPayload | AnyProblem, strawberry.union("EndSessionResult")]
+StartSessionResult = result_union("StartSessionResult", StartSessionPayload, identity.start_session)
+EndSessionResult = result_union("EndSessionResult", EndSessionPayload, identity.end_session)

@@ -28,6 +28,7 @@ from hub.api.integration.payloads import (
 )
 from hub.api.mapping import call, payload
 from hub.api.operations import mutate
+from hub.api.problems import Problem
 from hub.integration import service as integration
 
 _integration_payload = payload(IntegrationPayload)
@@ -35,39 +36,46 @@ _integration_payload = payload(IntegrationPayload)
 
 @strawberry.type
 class IntegrationMutation:
-    @strawberry.mutation(description="Claim integration: the task and the target's reservation.")
+    @strawberry.mutation(
+        graphql_type=ClaimIntegrationResult,
+        description="Claim integration: the task and the target's reservation.",
+    )
     async def claim_integration(
         self, info: Info[HubContext, Any], input: ClaimIntegrationInput
-    ) -> ClaimIntegrationResult:
+    ) -> ClaimIntegrationPayload | Problem:
         return await mutate(
             info, call(integration.claim_integration, input), payload(ClaimIntegrationPayload)
         )
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=RecordIntegrationResultResult)
     async def record_integration_result(
         self, info: Info[HubContext, Any], input: RecordIntegrationResultInput
-    ) -> RecordIntegrationResultResult:
+    ) -> IntegrationPayload | Problem:
         return await mutate(
             info, call(integration.record_integration_result, input), _integration_payload
         )
 
-    @strawberry.mutation(description="Record what the remote holds after an uncertain publish.")
+    @strawberry.mutation(
+        graphql_type=ReconcileIntegrationResult,
+        description="Record what the remote holds after an uncertain publish.",
+    )
     async def reconcile_integration(
         self, info: Info[HubContext, Any], input: ReconcileIntegrationInput
-    ) -> ReconcileIntegrationResult:
+    ) -> IntegrationPayload | Problem:
         return await mutate(
             info, call(integration.reconcile_integration, input), _integration_payload
         )
 
     @strawberry.mutation(
+        graphql_type=ReleaseIntegrationResult,
         description=(
             "Operators: free a target reserved by an integration whose attempt is gone, "
             "saying why. An uncertain publish is reconciled instead."
-        )
+        ),
     )
     async def release_integration(
         self, info: Info[HubContext, Any], input: ReleaseIntegrationInput
-    ) -> ReleaseIntegrationResult:
+    ) -> IntegrationPayload | Problem:
         return await mutate(
             info,
             lambda uow, actor: integration.IntegrationResult(
@@ -78,10 +86,13 @@ class IntegrationMutation:
             _integration_payload,
         )
 
-    @strawberry.mutation(description="Validation of the integrated result; completes the task.")
+    @strawberry.mutation(
+        graphql_type=RecordValidationResult,
+        description="Validation of the integrated result; completes the task.",
+    )
     async def record_validation(
         self, info: Info[HubContext, Any], input: RecordValidationInput
-    ) -> RecordValidationResult:
+    ) -> RecordValidationPayload | Problem:
         return await mutate(
             info, call(integration.record_validation, input), payload(RecordValidationPayload)
         )

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
 import strawberry
 
 from hub.api.integration.types import Integration, Validation
 from hub.api.mapping import shows
-from hub.api.problems import AnyProblem
+from hub.api.problems import result_union
 from hub.api.work.types import Attempt, Lease, Task
+from hub.integration import service as integration
 
 
 @strawberry.type
@@ -44,18 +44,19 @@ class RecordValidationPayload:
     server_time: datetime
 
 
-ClaimIntegrationResult = Annotated[
-    ClaimIntegrationPayload | AnyProblem, strawberry.union("ClaimIntegrationResult")
-]
-RecordIntegrationResultResult = Annotated[
-    IntegrationPayload | AnyProblem, strawberry.union("RecordIntegrationResultResult")
-]
-ReconcileIntegrationResult = Annotated[
-    IntegrationPayload | AnyProblem, strawberry.union("ReconcileIntegrationResult")
-]
-RecordValidationResult = Annotated[
-    RecordValidationPayload | AnyProblem, strawberry.union("RecordValidationResult")
-]
-ReleaseIntegrationResult = Annotated[
-    IntegrationPayload | AnyProblem, strawberry.union("ReleaseIntegrationResult")
-]
+ClaimIntegrationResult = result_union(
+    "ClaimIntegrationResult", ClaimIntegrationPayload, integration.claim_integration
+)
+RecordIntegrationResultResult = result_union(
+    "RecordIntegrationResultResult", IntegrationPayload, integration.record_integration_result
+)
+ReconcileIntegrationResult = result_union(
+    "ReconcileIntegrationResult", IntegrationPayload, integration.reconcile_integration
+)
+RecordValidationResult = result_union(
+    "RecordValidationResult", RecordValidationPayload, integration.record_validation
+)
+
+ReleaseIntegrationResult = result_union(
+    "ReleaseIntegrationResult", IntegrationPayload, integration.release_integration
+)

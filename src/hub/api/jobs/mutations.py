@@ -31,16 +31,20 @@ from hub.api.jobs.payloads import (
 )
 from hub.api.mapping import call, from_view, payload
 from hub.api.operations import mutate
+from hub.api.problems import Problem
 from hub.jobs import service as jobs
 from hub.resources import service as resources
 
 
 @strawberry.type
 class JobsMutation:
-    @strawberry.mutation(description="Register a job before launching it, for your attempt.")
+    @strawberry.mutation(
+        graphql_type=RegisterJobResult,
+        description="Register a job before launching it, for your attempt.",
+    )
     async def register_job(
         self, info: Info[HubContext, Any], input: RegisterJobInput
-    ) -> RegisterJobResult:
+    ) -> JobPayload | Problem:
         return await mutate(
             info,
             call(resources.register_job, input, renamed={"job_id": "client_job_id"}),
@@ -49,22 +53,31 @@ class JobsMutation:
             ),
         )
 
-    @strawberry.mutation(description="Report the producer's status (RUNNING, or EXITED).")
+    @strawberry.mutation(
+        graphql_type=ObserveJobResult,
+        description="Report the producer's status (RUNNING, or EXITED).",
+    )
     async def observe_job(
         self, info: Info[HubContext, Any], input: ObserveJobInput
-    ) -> ObserveJobResult:
+    ) -> JobPayload | Problem:
         return await mutate(info, call(resources.observe_job, input), payload(JobPayload))
 
-    @strawberry.mutation(description="Record the producer's terminal result (its exit status).")
+    @strawberry.mutation(
+        graphql_type=FinishJobResult,
+        description="Record the producer's terminal result (its exit status).",
+    )
     async def finish_job(
         self, info: Info[HubContext, Any], input: FinishJobInput
-    ) -> FinishJobResult:
+    ) -> JobPayload | Problem:
         return await mutate(info, call(resources.finish_job, input), payload(JobPayload))
 
-    @strawberry.mutation(description="Store an immutable evidence record for your attempt.")
+    @strawberry.mutation(
+        graphql_type=RecordEvidenceResult,
+        description="Store an immutable evidence record for your attempt.",
+    )
     async def record_evidence(
         self, info: Info[HubContext, Any], input: RecordEvidenceInput
-    ) -> RecordEvidenceResult:
+    ) -> EvidencePayload | Problem:
         return await mutate(
             info,
             call(jobs.record_evidence, input),
@@ -72,19 +85,23 @@ class JobsMutation:
         )
 
     @strawberry.mutation(
-        description="Declare a watched action and deadline; returns a reporter token."
+        graphql_type=OpenWatchWindowResult,
+        description="Declare a watched action and deadline; returns a reporter token.",
     )
     async def open_watch_window(
         self, info: Info[HubContext, Any], input: OpenWatchWindowInput
-    ) -> OpenWatchWindowResult:
+    ) -> OpenWatchWindowPayload | Problem:
         return await mutate(
             info, call(jobs.open_watch_window, input), payload(OpenWatchWindowPayload)
         )
 
-    @strawberry.mutation(description="End a watch window and revoke its reporter token.")
+    @strawberry.mutation(
+        graphql_type=CloseWatchWindowResult,
+        description="End a watch window and revoke its reporter token.",
+    )
     async def close_watch_window(
         self, info: Info[HubContext, Any], input: CloseWatchWindowInput
-    ) -> CloseWatchWindowResult:
+    ) -> WatchWindowPayload | Problem:
         return await mutate(
             info, call(jobs.close_watch_window, input), payload(WatchWindowPayload, "window")
         )

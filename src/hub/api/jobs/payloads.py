@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
 import strawberry
 
 from hub.api.jobs.types import Evidence, Job, WatchWindow
-from hub.api.problems import AnyProblem
+from hub.api.problems import result_union
 from hub.api.resources.types import Reservation
+from hub.jobs import service as jobs
+from hub.resources import service as resources
 
 
 @strawberry.type
@@ -41,15 +42,13 @@ class WatchWindowPayload:
     server_time: datetime
 
 
-RegisterJobResult = Annotated[JobPayload | AnyProblem, strawberry.union("RegisterJobResult")]
-ObserveJobResult = Annotated[JobPayload | AnyProblem, strawberry.union("ObserveJobResult")]
-FinishJobResult = Annotated[JobPayload | AnyProblem, strawberry.union("FinishJobResult")]
-RecordEvidenceResult = Annotated[
-    EvidencePayload | AnyProblem, strawberry.union("RecordEvidenceResult")
-]
-OpenWatchWindowResult = Annotated[
-    OpenWatchWindowPayload | AnyProblem, strawberry.union("OpenWatchWindowResult")
-]
-CloseWatchWindowResult = Annotated[
-    WatchWindowPayload | AnyProblem, strawberry.union("CloseWatchWindowResult")
-]
+RegisterJobResult = result_union("RegisterJobResult", JobPayload, resources.register_job)
+ObserveJobResult = result_union("ObserveJobResult", JobPayload, resources.observe_job)
+FinishJobResult = result_union("FinishJobResult", JobPayload, resources.finish_job)
+RecordEvidenceResult = result_union("RecordEvidenceResult", EvidencePayload, jobs.record_evidence)
+OpenWatchWindowResult = result_union(
+    "OpenWatchWindowResult", OpenWatchWindowPayload, jobs.open_watch_window
+)
+CloseWatchWindowResult = result_union(
+    "CloseWatchWindowResult", WatchWindowPayload, jobs.close_watch_window
+)

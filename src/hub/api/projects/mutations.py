@@ -11,6 +11,7 @@ from strawberry.types import Info
 from hub.api.context import HubContext
 from hub.api.mapping import call, payload
 from hub.api.operations import mutate
+from hub.api.problems import Problem
 from hub.api.projects.inputs import (
     AddProjectAliasInput,
     AddRepositoryInput,
@@ -32,34 +33,40 @@ from hub.projects import service as projects
 
 @strawberry.type
 class ProjectsMutation:
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=CreateProjectResult)
     async def create_project(
         self, info: Info[HubContext, Any], input: CreateProjectInput
-    ) -> CreateProjectResult:
+    ) -> CreateProjectPayload | Problem:
         return await mutate(
             info, call(projects.create_project, input), payload(CreateProjectPayload, "project")
         )
 
-    @strawberry.mutation(description="Bind a repository remote (normalised) to a project.")
+    @strawberry.mutation(
+        graphql_type=AddRepositoryResult,
+        description="Bind a repository remote (normalised) to a project.",
+    )
     async def add_repository(
         self, info: Info[HubContext, Any], input: AddRepositoryInput
-    ) -> AddRepositoryResult:
+    ) -> AddRepositoryPayload | Problem:
         return await mutate(
             info, call(projects.add_repository, input), payload(AddRepositoryPayload, "repository")
         )
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=AddProjectAliasResult)
     async def add_project_alias(
         self, info: Info[HubContext, Any], input: AddProjectAliasInput
-    ) -> AddProjectAliasResult:
+    ) -> AddProjectAliasPayload | Problem:
         return await mutate(
             info, call(projects.add_alias, input), payload(AddProjectAliasPayload, "project")
         )
 
-    @strawberry.mutation(description="Write a new policy revision (operators only).")
+    @strawberry.mutation(
+        graphql_type=SetProjectPolicyResult,
+        description="Write a new policy revision (operators only).",
+    )
     async def set_project_policy(
         self, info: Info[HubContext, Any], input: SetProjectPolicyInput
-    ) -> SetProjectPolicyResult:
+    ) -> SetProjectPolicyPayload | Problem:
         change = projects.PolicyChange(
             review_policy=input.review_policy.value if input.review_policy else None,
             required_agent_approvals=input.required_agent_approvals,

@@ -7,8 +7,9 @@ from typing import Annotated
 
 import strawberry
 
-from hub.api.problems import AmbiguousProjectProblem, AnyProblem, NotFoundProblem
+from hub.api.problems import AmbiguousProjectProblem, NotFoundProblem, result_union
 from hub.api.projects.types import Project, ProjectPolicy, Repository
+from hub.projects import service as projects
 
 
 @strawberry.type
@@ -35,18 +36,18 @@ class SetProjectPolicyPayload:
     server_time: datetime
 
 
-CreateProjectResult = Annotated[
-    CreateProjectPayload | AnyProblem, strawberry.union("CreateProjectResult")
-]
-AddRepositoryResult = Annotated[
-    AddRepositoryPayload | AnyProblem, strawberry.union("AddRepositoryResult")
-]
-AddProjectAliasResult = Annotated[
-    AddProjectAliasPayload | AnyProblem, strawberry.union("AddProjectAliasResult")
-]
-SetProjectPolicyResult = Annotated[
-    SetProjectPolicyPayload | AnyProblem, strawberry.union("SetProjectPolicyResult")
-]
+CreateProjectResult = result_union(
+    "CreateProjectResult", CreateProjectPayload, projects.create_project
+)
+AddRepositoryResult = result_union(
+    "AddRepositoryResult", AddRepositoryPayload, projects.add_repository
+)
+AddProjectAliasResult = result_union(
+    "AddProjectAliasResult", AddProjectAliasPayload, projects.add_alias
+)
+SetProjectPolicyResult = result_union(
+    "SetProjectPolicyResult", SetProjectPolicyPayload, projects.set_project_policy
+)
 ResolveProjectResult = Annotated[
     Project | AmbiguousProjectProblem | NotFoundProblem, strawberry.union("ResolveProjectResult")
 ]

@@ -11,6 +11,7 @@ from strawberry.types import Info
 from hub.api.context import HubContext
 from hub.api.mapping import call, from_view, payload
 from hub.api.operations import mutate
+from hub.api.problems import Problem
 from hub.api.resources.inputs import (
     AcquireResourcesInput,
     ClearHoldInput,
@@ -35,10 +36,10 @@ from hub.resources import service as resources
 
 @strawberry.type
 class ResourcesMutation:
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=DefineResourceResult)
     async def define_resource(
         self, info: Info[HubContext, Any], input: DefineResourceInput
-    ) -> DefineResourceResult:
+    ) -> ResourcePayload | Problem:
         return await mutate(
             info,
             call(resources.define_resource, input),
@@ -47,20 +48,23 @@ class ResourcesMutation:
             ),
         )
 
-    @strawberry.mutation(description="Reserve the whole set, or nothing (Blocked names why).")
+    @strawberry.mutation(
+        graphql_type=AcquireResourcesResult,
+        description="Reserve the whole set, or nothing (Blocked names why).",
+    )
     async def acquire_resources(
         self, info: Info[HubContext, Any], input: AcquireResourcesInput
-    ) -> AcquireResourcesResult:
+    ) -> ReservationsPayload | Problem:
         return await mutate(
             info,
             call(resources.acquire_resources, input),
             payload(ReservationsPayload),
         )
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=ReleaseResourcesResult)
     async def release_resources(
         self, info: Info[HubContext, Any], input: ReleaseResourcesInput
-    ) -> ReleaseResourcesResult:
+    ) -> ReservationsPayload | Problem:
         return await mutate(
             info,
             call(resources.release_resources, input),
@@ -71,18 +75,24 @@ class ResourcesMutation:
             ),
         )
 
-    @strawberry.mutation(description="Operators: end a recovery hold, with a reason.")
+    @strawberry.mutation(
+        graphql_type=ClearHoldResult,
+        description="Operators: end a recovery hold, with a reason.",
+    )
     async def clear_hold(
         self, info: Info[HubContext, Any], input: ClearHoldInput
-    ) -> ClearHoldResult:
+    ) -> ReservationPayload | Problem:
         return await mutate(
             info, call(resources.clear_hold, input), payload(ReservationPayload, "reservation")
         )
 
-    @strawberry.mutation(description="Store a dated capacity reading (not a promise).")
+    @strawberry.mutation(
+        graphql_type=RecordCapacityObservationResult,
+        description="Store a dated capacity reading (not a promise).",
+    )
     async def record_capacity_observation(
         self, info: Info[HubContext, Any], input: RecordCapacityObservationInput
-    ) -> RecordCapacityObservationResult:
+    ) -> CapacityObservationPayload | Problem:
         return await mutate(
             info,
             call(resources.record_capacity_observation, input),

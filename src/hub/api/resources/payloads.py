@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
 import strawberry
 
-from hub.api.problems import AnyProblem
+from hub.api.problems import result_union
 from hub.api.resources.types import CapacityReading, Reservation, Resource
+from hub.resources import service as resources
 
 
 @strawberry.type
@@ -37,16 +37,18 @@ class CapacityObservationPayload:
     server_time: datetime
 
 
-DefineResourceResult = Annotated[
-    ResourcePayload | AnyProblem, strawberry.union("DefineResourceResult")
-]
-AcquireResourcesResult = Annotated[
-    ReservationsPayload | AnyProblem, strawberry.union("AcquireResourcesResult")
-]
-ReleaseResourcesResult = Annotated[
-    ReservationsPayload | AnyProblem, strawberry.union("ReleaseResourcesResult")
-]
-ClearHoldResult = Annotated[ReservationPayload | AnyProblem, strawberry.union("ClearHoldResult")]
-RecordCapacityObservationResult = Annotated[
-    CapacityObservationPayload | AnyProblem, strawberry.union("RecordCapacityObservationResult")
-]
+DefineResourceResult = result_union(
+    "DefineResourceResult", ResourcePayload, resources.define_resource
+)
+AcquireResourcesResult = result_union(
+    "AcquireResourcesResult", ReservationsPayload, resources.acquire_resources
+)
+ReleaseResourcesResult = result_union(
+    "ReleaseResourcesResult", ReservationsPayload, resources.release_resources
+)
+ClearHoldResult = result_union("ClearHoldResult", ReservationPayload, resources.clear_hold)
+RecordCapacityObservationResult = result_union(
+    "RecordCapacityObservationResult",
+    CapacityObservationPayload,
+    resources.record_capacity_observation,
+)

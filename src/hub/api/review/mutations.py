@@ -11,6 +11,7 @@ from strawberry.types import Info
 from hub.api.context import HubContext
 from hub.api.mapping import call, payload
 from hub.api.operations import mutate
+from hub.api.problems import Problem
 from hub.api.review.inputs import (
     RecordHumanReviewInput,
     RepinSubmissionPolicyInput,
@@ -36,36 +37,42 @@ _status_payload = payload(ReviewStatusPayload, "status")
 
 @strawberry.type
 class ReviewMutation:
-    @strawberry.mutation(description="An agent's review, under its attempt on the review task.")
+    @strawberry.mutation(
+        graphql_type=SubmitReviewResult,
+        description="An agent's review, under its attempt on the review task.",
+    )
     async def submit_review(
         self, info: Info[HubContext, Any], input: SubmitReviewInput
-    ) -> SubmitReviewResult:
+    ) -> ReviewPayload | Problem:
         return await mutate(
             info,
             call(review.submit_review_with_status, input),
             _review_payload,
         )
 
-    @strawberry.mutation(description="A human's decision; only a human principal records one.")
+    @strawberry.mutation(
+        graphql_type=RecordHumanReviewResult,
+        description="A human's decision; only a human principal records one.",
+    )
     async def record_human_review(
         self, info: Info[HubContext, Any], input: RecordHumanReviewInput
-    ) -> RecordHumanReviewResult:
+    ) -> ReviewPayload | Problem:
         return await mutate(
             info,
             call(review.record_human_review_with_status, input),
             _review_payload,
         )
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=RequestHumanReviewResult)
     async def request_human_review(
         self, info: Info[HubContext, Any], input: RequestHumanReviewInput
-    ) -> RequestHumanReviewResult:
+    ) -> ReviewStatusPayload | Problem:
         return await mutate(info, call(review.request_human_review, input), _status_payload)
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=ResolveFindingResult)
     async def resolve_finding(
         self, info: Info[HubContext, Any], input: ResolveFindingInput
-    ) -> ResolveFindingResult:
+    ) -> ResolveFindingPayload | Problem:
         return await mutate(
             info, call(review.resolve_finding, input), payload(ResolveFindingPayload, "finding")
         )
@@ -77,12 +84,13 @@ class SubmissionPolicyMutation:
     after the integration mutations."""
 
     @strawberry.mutation(
+        graphql_type=RepinSubmissionPolicyResult,
         description=(
             "Operators: move a submission waiting for review onto the project's current "
             "policy revision, saying why."
-        )
+        ),
     )
     async def repin_submission_policy(
         self, info: Info[HubContext, Any], input: RepinSubmissionPolicyInput
-    ) -> RepinSubmissionPolicyResult:
+    ) -> ReviewStatusPayload | Problem:
         return await mutate(info, call(review.repin_submission_policy, input), _status_payload)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
 import strawberry
 
-from hub.api.problems import AnyProblem
+from hub.api.problems import result_union
 from hub.api.review.types import Finding, Review, ReviewStatus
+from hub.review import service as review
 
 
 @strawberry.type
@@ -31,16 +31,18 @@ class ResolveFindingPayload:
     server_time: datetime
 
 
-SubmitReviewResult = Annotated[ReviewPayload | AnyProblem, strawberry.union("SubmitReviewResult")]
-RecordHumanReviewResult = Annotated[
-    ReviewPayload | AnyProblem, strawberry.union("RecordHumanReviewResult")
-]
-RequestHumanReviewResult = Annotated[
-    ReviewStatusPayload | AnyProblem, strawberry.union("RequestHumanReviewResult")
-]
-ResolveFindingResult = Annotated[
-    ResolveFindingPayload | AnyProblem, strawberry.union("ResolveFindingResult")
-]
-RepinSubmissionPolicyResult = Annotated[
-    ReviewStatusPayload | AnyProblem, strawberry.union("RepinSubmissionPolicyResult")
-]
+SubmitReviewResult = result_union(
+    "SubmitReviewResult", ReviewPayload, review.submit_review_with_status
+)
+RecordHumanReviewResult = result_union(
+    "RecordHumanReviewResult", ReviewPayload, review.record_human_review_with_status
+)
+RequestHumanReviewResult = result_union(
+    "RequestHumanReviewResult", ReviewStatusPayload, review.request_human_review
+)
+ResolveFindingResult = result_union(
+    "ResolveFindingResult", ResolveFindingPayload, review.resolve_finding
+)
+RepinSubmissionPolicyResult = result_union(
+    "RepinSubmissionPolicyResult", ReviewStatusPayload, review.repin_submission_policy
+)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
 import strawberry
 
 from hub.api.identity.types import AgentSession
 from hub.api.mapping import shows
-from hub.api.problems import AnyProblem
+from hub.api.problems import result_union
 from hub.api.work.types import (
     Attempt,
     AttemptNote,
@@ -20,6 +19,7 @@ from hub.api.work.types import (
     Task,
     Worktree,
 )
+from hub.work import service as work
 
 
 @strawberry.type
@@ -81,48 +81,42 @@ class RecordAdapterEventPayload:
     server_time: datetime
 
 
-CreateTaskResult = Annotated[CreateTaskPayload | AnyProblem, strawberry.union("CreateTaskResult")]
-EditTaskResult = Annotated[TaskPayload | AnyProblem, strawberry.union("EditTaskResult")]
-AddPrerequisiteResult = Annotated[
-    TaskPayload | AnyProblem, strawberry.union("AddPrerequisiteResult")
-]
-RemovePrerequisiteResult = Annotated[
-    TaskPayload | AnyProblem, strawberry.union("RemovePrerequisiteResult")
-]
-LinkTasksResult = Annotated[TaskPayload | AnyProblem, strawberry.union("LinkTasksResult")]
-CloseTaskResult = Annotated[TaskPayload | AnyProblem, strawberry.union("CloseTaskResult")]
-ReopenTaskResult = Annotated[TaskPayload | AnyProblem, strawberry.union("ReopenTaskResult")]
-ReleaseTaskResult = Annotated[TaskPayload | AnyProblem, strawberry.union("ReleaseTaskResult")]
-RevokeAttemptResult = Annotated[TaskPayload | AnyProblem, strawberry.union("RevokeAttemptResult")]
-ClaimTaskResult = Annotated[ClaimPayload | AnyProblem, strawberry.union("ClaimTaskResult")]
-ClaimRecoveryResult = Annotated[
-    ClaimRecoveryPayload | AnyProblem, strawberry.union("ClaimRecoveryResult")
-]
-RenewLeaseResult = Annotated[AttemptPayload | AnyProblem, strawberry.union("RenewLeaseResult")]
-RegisterWorktreeResult = Annotated[
-    AttemptPayload | AnyProblem, strawberry.union("RegisterWorktreeResult")
-]
-RecordCheckpointResult = Annotated[
-    AttemptPayload | AnyProblem, strawberry.union("RecordCheckpointResult")
-]
-RelinquishAttemptResult = Annotated[
-    AttemptPayload | AnyProblem, strawberry.union("RelinquishAttemptResult")
-]
-SubmitAttemptResult = Annotated[
-    AttemptPayload | AnyProblem, strawberry.union("SubmitAttemptResult")
-]
-RecordRecoveryDispositionResult = Annotated[
-    AttemptPayload | AnyProblem, strawberry.union("RecordRecoveryDispositionResult")
-]
-ReconcileCriteriaResult = Annotated[
-    AttemptPayload | AnyProblem, strawberry.union("ReconcileCriteriaResult")
-]
-RecordAcceptanceResult = Annotated[
-    AttemptPayload | AnyProblem, strawberry.union("RecordAcceptanceResult")
-]
-AddRecoveryNoteResult = Annotated[
-    AddRecoveryNotePayload | AnyProblem, strawberry.union("AddRecoveryNoteResult")
-]
-RecordAdapterEventResult = Annotated[
-    RecordAdapterEventPayload | AnyProblem, strawberry.union("RecordAdapterEventResult")
-]
+CreateTaskResult = result_union("CreateTaskResult", CreateTaskPayload, work.create_task)
+EditTaskResult = result_union("EditTaskResult", TaskPayload, work.edit_task)
+AddPrerequisiteResult = result_union("AddPrerequisiteResult", TaskPayload, work.add_prerequisite)
+RemovePrerequisiteResult = result_union(
+    "RemovePrerequisiteResult", TaskPayload, work.remove_prerequisite
+)
+LinkTasksResult = result_union("LinkTasksResult", TaskPayload, work.link_tasks)
+CloseTaskResult = result_union("CloseTaskResult", TaskPayload, work.close_task)
+ReopenTaskResult = result_union("ReopenTaskResult", TaskPayload, work.reopen_task)
+ReleaseTaskResult = result_union("ReleaseTaskResult", TaskPayload, work.release_task)
+RevokeAttemptResult = result_union("RevokeAttemptResult", TaskPayload, work.revoke_attempt)
+ClaimTaskResult = result_union("ClaimTaskResult", ClaimPayload, work.claim_task)
+ClaimRecoveryResult = result_union("ClaimRecoveryResult", ClaimRecoveryPayload, work.claim_recovery)
+RenewLeaseResult = result_union("RenewLeaseResult", AttemptPayload, work.renew_lease)
+RegisterWorktreeResult = result_union(
+    "RegisterWorktreeResult", AttemptPayload, work.register_worktree
+)
+RecordCheckpointResult = result_union(
+    "RecordCheckpointResult", AttemptPayload, work.record_checkpoint
+)
+RelinquishAttemptResult = result_union(
+    "RelinquishAttemptResult", AttemptPayload, work.relinquish_attempt
+)
+SubmitAttemptResult = result_union("SubmitAttemptResult", AttemptPayload, work.submit_attempt)
+RecordRecoveryDispositionResult = result_union(
+    "RecordRecoveryDispositionResult", AttemptPayload, work.record_recovery_disposition
+)
+ReconcileCriteriaResult = result_union(
+    "ReconcileCriteriaResult", AttemptPayload, work.reconcile_criteria
+)
+RecordAcceptanceResult = result_union(
+    "RecordAcceptanceResult", AttemptPayload, work.record_acceptance
+)
+AddRecoveryNoteResult = result_union(
+    "AddRecoveryNoteResult", AddRecoveryNotePayload, work.add_recovery_note
+)
+RecordAdapterEventResult = result_union(
+    "RecordAdapterEventResult", RecordAdapterEventPayload, work.record_adapter_event
+)

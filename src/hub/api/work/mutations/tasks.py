@@ -12,7 +12,7 @@ from strawberry.types import Info
 from hub.api.context import HubContext
 from hub.api.mapping import call, from_view, payload
 from hub.api.operations import mutate
-from hub.api.problems import AnyProblem
+from hub.api.problems import Problem
 from hub.api.work.inputs import (
     AddPrerequisiteInput,
     CloseTaskInput,
@@ -43,7 +43,7 @@ async def _change_prerequisites(
     info: Info[HubContext, Any],
     change: Callable[..., work.TaskView],
     input: AddPrerequisiteInput,
-) -> TaskPayload | AnyProblem:
+) -> TaskPayload | Problem:
     return await mutate(
         info,
         lambda uow, actor: change(
@@ -59,10 +59,10 @@ async def _change_prerequisites(
 
 @strawberry.type
 class TaskMutation:
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=CreateTaskResult)
     async def create_task(
         self, info: Info[HubContext, Any], input: CreateTaskInput
-    ) -> CreateTaskResult:
+    ) -> CreateTaskPayload | Problem:
         return await mutate(
             info,
             call(work.create_task, input),
@@ -71,38 +71,43 @@ class TaskMutation:
             ),
         )
 
-    @strawberry.mutation(description="Edit descriptive fields; never state or ownership.")
-    async def edit_task(self, info: Info[HubContext, Any], input: EditTaskInput) -> EditTaskResult:
+    @strawberry.mutation(
+        graphql_type=EditTaskResult,
+        description="Edit descriptive fields; never state or ownership.",
+    )
+    async def edit_task(
+        self, info: Info[HubContext, Any], input: EditTaskInput
+    ) -> TaskPayload | Problem:
         return await mutate(info, call(work.edit_task, input), _task_payload)
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=AddPrerequisiteResult)
     async def add_prerequisite(
         self, info: Info[HubContext, Any], input: AddPrerequisiteInput
-    ) -> AddPrerequisiteResult:
+    ) -> TaskPayload | Problem:
         return await _change_prerequisites(info, work.add_prerequisite, input)
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=RemovePrerequisiteResult)
     async def remove_prerequisite(
         self, info: Info[HubContext, Any], input: RemovePrerequisiteInput
-    ) -> RemovePrerequisiteResult:
+    ) -> TaskPayload | Problem:
         return await _change_prerequisites(info, work.remove_prerequisite, input)
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=LinkTasksResult)
     async def link_tasks(
         self, info: Info[HubContext, Any], input: LinkTasksInput
-    ) -> LinkTasksResult:
+    ) -> TaskPayload | Problem:
         return await mutate(
             info, call(work.link_tasks, input, renamed={"other_task_id": "other_id"}), _task_payload
         )
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=CloseTaskResult)
     async def close_task(
         self, info: Info[HubContext, Any], input: CloseTaskInput
-    ) -> CloseTaskResult:
+    ) -> TaskPayload | Problem:
         return await mutate(info, call(work.close_task, input), _task_payload)
 
-    @strawberry.mutation
+    @strawberry.mutation(graphql_type=ReopenTaskResult)
     async def reopen_task(
         self, info: Info[HubContext, Any], input: ReopenTaskInput
-    ) -> ReopenTaskResult:
+    ) -> TaskPayload | Problem:
         return await mutate(info, call(work.reopen_task, input), _task_payload)
