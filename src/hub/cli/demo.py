@@ -22,6 +22,7 @@ from hub.errors import NotFound, Unauthenticated
 from hub.identity import service as identity
 from hub.identity.actor import Actor
 from hub.identity.service import PrincipalView
+from hub.identity.vocabulary import CredentialKind
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
@@ -191,7 +192,7 @@ def seed_demo(
         principal_name=operator.name,
         kind=operator.kind,
         is_operator=True,
-        credential="personal",
+        credential=CredentialKind.PERSONAL,
     )
     try:
         project = projects.resolve_project(uow, DEMO_PROJECT_ALIAS)

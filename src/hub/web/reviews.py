@@ -25,6 +25,7 @@ from hub.integration import service as integration
 from hub.jobs import service as jobs
 from hub.projects import service as projects
 from hub.review import service as review
+from hub.review.vocabulary import REQUIRED_SEVERITIES, FindingSeverity
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
 from hub.web.review_form import DecisionForm, refusal_status
@@ -254,8 +255,8 @@ def _show(
         "page": page,
         "form": form,
         "recorded": recorded,
-        "severities": review.SEVERITIES,
-        "required_severities": review.REQUIRED_SEVERITIES,
+        "severities": tuple(FindingSeverity),
+        "required_severities": REQUIRED_SEVERITIES,
     }
     return render(request, "submission.html", context, status_code=status_code)
 

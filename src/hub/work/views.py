@@ -8,6 +8,7 @@ from typing import Any
 
 from hub.mapping import view_of
 from hub.work.tables import Attempt, Checkpoint, Submission, Task, Worktree
+from hub.work.vocabulary import AttemptState
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,7 @@ def attempt_view(
     row: Attempt, task: Task, now: datetime, *, stale_progress_seconds: int
 ) -> AttemptView:
     is_current = task.current_attempt_id == row.id
-    live = row.state == "ACTIVE" and row.lease_valid_at(now)
+    live = row.state == AttemptState.ACTIVE and row.lease_valid_at(now)
     return AttemptView(
         id=row.id,
         project_id=row.project_id,

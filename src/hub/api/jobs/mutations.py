@@ -75,7 +75,7 @@ class JobsMutation:
                 uow,
                 actor,
                 job_id=str(input.job_id),
-                status=input.status.value,
+                status=input.status,
                 observed_at=input.observed_at,
                 note=input.note,
             ),
@@ -116,14 +116,14 @@ class JobsMutation:
             checks=[
                 jobs.CheckReport(
                     name=c.name,
-                    outcome=c.outcome.value,
+                    outcome=c.outcome,
                     reason=c.reason,
                     log_ref=c.log_ref,
                     artifact_refs=list(c.artifact_refs),
                 )
                 for c in input.checks
             ],
-            artifact_access=input.artifact_access.value,
+            artifact_access=input.artifact_access,
             revision=input.revision,
             tree_digest=input.tree_digest,
             dirty_snapshot_digest=input.dirty_snapshot_digest,

@@ -41,9 +41,9 @@ class ResourcesMutation:
     ) -> DefineResourceResult:
         command = resources.ResourceDefinition(
             project_id=str(input.project_id),
-            scope=input.scope.value,
+            scope=input.scope,
             key=input.key,
-            mode=input.mode.value,
+            mode=input.mode,
             capacity=input.capacity,
             unit=input.unit,
             description=input.description,

@@ -37,12 +37,10 @@ _status_payload = payload(ReviewStatusPayload, "status")
 def _decision(input: SubmitReviewInput | RecordHumanReviewInput) -> review.ReviewDecision:
     return review.ReviewDecision(
         submission_id=str(input.submission_id),
-        decision=input.decision.value,
+        decision=input.decision,
         summary=input.summary,
         findings=[
-            review.NewFinding(
-                severity=f.severity.value, title=f.title, remedy=f.remedy, detail=f.detail
-            )
+            review.NewFinding(severity=f.severity, title=f.title, remedy=f.remedy, detail=f.detail)
             for f in input.findings
         ],
         evidence=list(input.evidence),

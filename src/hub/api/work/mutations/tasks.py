@@ -65,7 +65,7 @@ class TaskMutation:
     ) -> CreateTaskResult:
         command = work.NewTask(
             project_id=str(input.project_id),
-            kind=input.kind.value,
+            kind=input.kind,
             title=input.title,
             outcome=input.outcome,
             acceptance_criteria=list(input.acceptance_criteria),
@@ -124,7 +124,7 @@ class TaskMutation:
                 actor,
                 task_id=str(input.task_id),
                 other_id=str(input.other_task_id),
-                kind=input.kind.value,
+                kind=input.kind,
             ),
             _task_payload,
         )
@@ -139,7 +139,7 @@ class TaskMutation:
                 uow,
                 actor,
                 task_id=str(input.task_id),
-                reason=input.reason.value,
+                reason=input.reason,
                 note=input.note,
                 reopen_condition=input.reopen_condition,
                 related_task_id=str(input.related_task_id) if input.related_task_id else None,
