@@ -33,6 +33,7 @@ from hub.web.signin import require_viewer
 from hub.web.templates import render
 from hub.work import service as work
 from hub.work.views import CheckpointView, SubmissionView, WorktreeView
+from hub.work.vocabulary import SubmissionOutcome, TaskState
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,7 @@ def _closed_because(
     """Why the page offers no decision form. The service enforces the same rule
     (`record_human_review` refuses obsolete submissions); this only spares a person
     filling in a form that cannot be accepted."""
-    if submission.outcome != "DELIVERED":
+    if submission.outcome != SubmissionOutcome.DELIVERED:
         return (
             f"This submission reported {submission.outcome} and delivered no candidate "
             "revision: there is nothing to approve."
@@ -189,7 +190,7 @@ def _closed_because(
             "candidate. Reviews apply only to the submission they name, so a decision "
             "recorded here could not approve the current one."
         )
-    if task.state != "AWAITING_REVIEW":
+    if task.state != TaskState.AWAITING_REVIEW:
         return f"Review of this submission is settled: the task is now {task.state}."
     return None
 

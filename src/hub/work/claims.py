@@ -259,7 +259,7 @@ def _start_attempt(
     policy: projects.PolicyView,
     now: datetime,
     *,
-    kind: str,
+    kind: AttemptKind,
     recovers: str | None,
 ) -> Attempt:
     generation = task.generation + 1

@@ -113,7 +113,7 @@ def _workflow_task(
         uow,
         WorkEvent.TASK_CREATED,
         About(task.project_id, row.id),
-        by=submission,
+        by=submission.principal_id,
         payload={"kind": kind, "submission": submission.id, "for": task.id},
     )
     return row
@@ -180,7 +180,7 @@ def subject_of(uow: UnitOfWork, task_id: str) -> SubmissionView:
     return get_submission(uow, task.subject_submission_id)
 
 
-def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: str) -> list[TaskView]:
+def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: TaskKind) -> list[TaskView]:
     rows = uow.session.scalars(
         select(Task)
         .where(Task.subject_submission_id == submission_id, Task.kind == kind)
@@ -189,7 +189,7 @@ def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: str) -> list[TaskV
     return [task_view(uow, row) for row in rows]
 
 
-def open_workflow_task(uow: UnitOfWork, submission_id: str, kind: str) -> str | None:
+def open_workflow_task(uow: UnitOfWork, submission_id: str, kind: TaskKind) -> str | None:
     """The submission's newest workflow task of `kind` that is not closed, if any."""
     found = uow.session.scalar(
         select(Task.id)
@@ -204,7 +204,7 @@ def open_workflow_task(uow: UnitOfWork, submission_id: str, kind: str) -> str | 
     return None if found is None else str(found)
 
 
-def workflow_sessions(uow: UnitOfWork, submission_id: str, kind: str) -> frozenset[str]:
+def workflow_sessions(uow: UnitOfWork, submission_id: str, kind: TaskKind) -> frozenset[str]:
     """The sessions that have held an attempt on the submission's review (or
     integration) tasks."""
     rows = uow.session.scalars(
