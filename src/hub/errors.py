@@ -27,13 +27,35 @@ its code); the mutation's result union lists exactly those problems.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from enum import StrEnum
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class ProblemCode(StrEnum):
+    """Every problem code a client may see (`extensions.code`, a problem's `code`)."""
+
+    HUB_ERROR = "HUB_ERROR"
+    NOT_FOUND = "NOT_FOUND"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    CONFLICT = "CONFLICT"
+    LEASE_EXPIRED = "LEASE_EXPIRED"
+    STALE_GENERATION = "STALE_GENERATION"
+    INVALID_TRANSITION = "INVALID_TRANSITION"
+    DEPENDENCY_NOT_MET = "DEPENDENCY_NOT_MET"
+    IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
+    IDEMPOTENCY_RECEIPT_EXPIRED = "IDEMPOTENCY_RECEIPT_EXPIRED"
+    VALIDATION_FAILED = "VALIDATION_FAILED"
+    QUOTA_EXCEEDED = "QUOTA_EXCEEDED"
+    BLOCKED = "BLOCKED"
+    AMBIGUOUS_PROJECT = "AMBIGUOUS_PROJECT"
+    NO_ELIGIBLE_TASK = "NO_ELIGIBLE_TASK"
+    UNAUTHENTICATED = "UNAUTHENTICATED"  # a transport-level failure, not a problem type
+
+
 class HubError(Exception):
-    code = "HUB_ERROR"
+    code: ProblemCode = ProblemCode.HUB_ERROR
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -41,7 +63,7 @@ class HubError(Exception):
 
 
 class NotFound(HubError):
-    code = "NOT_FOUND"
+    code = ProblemCode.NOT_FOUND
 
     def __init__(self, what: str, ident: str) -> None:
         super().__init__(f"{what} {ident!r} does not exist")
@@ -50,39 +72,39 @@ class NotFound(HubError):
 
 
 class PermissionDenied(HubError):
-    code = "PERMISSION_DENIED"
+    code = ProblemCode.PERMISSION_DENIED
 
 
 class Conflict(HubError):
-    code = "CONFLICT"
+    code = ProblemCode.CONFLICT
 
 
 class LeaseExpired(HubError):
-    code = "LEASE_EXPIRED"
+    code = ProblemCode.LEASE_EXPIRED
 
 
 class StaleGeneration(HubError):
-    code = "STALE_GENERATION"
+    code = ProblemCode.STALE_GENERATION
 
 
 class InvalidTransition(HubError):
-    code = "INVALID_TRANSITION"
+    code = ProblemCode.INVALID_TRANSITION
 
 
 class DependencyNotMet(HubError):
-    code = "DEPENDENCY_NOT_MET"
+    code = ProblemCode.DEPENDENCY_NOT_MET
 
 
 class IdempotencyConflict(HubError):
-    code = "IDEMPOTENCY_CONFLICT"
+    code = ProblemCode.IDEMPOTENCY_CONFLICT
 
 
 class IdempotencyReceiptExpired(HubError):
-    code = "IDEMPOTENCY_RECEIPT_EXPIRED"
+    code = ProblemCode.IDEMPOTENCY_RECEIPT_EXPIRED
 
 
 class ValidationFailed(HubError):
-    code = "VALIDATION_FAILED"
+    code = ProblemCode.VALIDATION_FAILED
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
@@ -90,11 +112,11 @@ class ValidationFailed(HubError):
 
 
 class QuotaExceeded(HubError):
-    code = "QUOTA_EXCEEDED"
+    code = ProblemCode.QUOTA_EXCEEDED
 
 
 class Blocked(HubError):
-    code = "BLOCKED"
+    code = ProblemCode.BLOCKED
 
     def __init__(self, message: str, blockers: Sequence[str]) -> None:
         super().__init__(message)

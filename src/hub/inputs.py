@@ -7,8 +7,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TypeVar
 
 from hub.errors import ValidationFailed
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def clean_choice(field: str, value: str, vocabulary: type[E]) -> E:
+    """`value` as a name of `vocabulary` (a module's declared vocabulary), or refused
+    with the names it may take."""
+    try:
+        return vocabulary(value)
+    except ValueError:
+        raise ValidationFailed(field, f"must be one of {', '.join(vocabulary)}") from None
 
 
 def clean_text(field: str, value: str, max_length: int, *, required: bool = True) -> str:

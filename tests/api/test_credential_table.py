@@ -32,7 +32,8 @@ from hub.api.schema import build_schema
 from hub.clock import ManualClock
 from hub.identity import _permissions as permissions
 from hub.identity import service as identity
-from hub.identity.views import SYSTEM, Actor, Credential, PrincipalKind
+from hub.identity.views import SYSTEM, Actor
+from hub.identity.vocabulary import CredentialKind, PrincipalKind
 from hub.runtime import Runtime
 from hub.settings import Settings
 from hub.storage.unit_of_work import UnitOfWork
@@ -141,8 +142,8 @@ class Caller:
     actor: Actor | None
 
 
-def _actor(credential: Credential, kind: PrincipalKind, operator: bool = False) -> Actor:
-    return Actor("prn_x", "x", kind, operator, credential)
+def _actor(credential: str, kind: str, operator: bool = False) -> Actor:
+    return Actor("prn_x", "x", PrincipalKind(kind), operator, CredentialKind(credential))
 
 
 def table_refusal(caller: Caller, operation: str) -> str | None:

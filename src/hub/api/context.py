@@ -11,7 +11,7 @@ from graphql import GraphQLError
 from starlette.requests import HTTPConnection
 from strawberry.types import Info
 
-from hub.errors import Unauthenticated
+from hub.errors import ProblemCode, Unauthenticated
 from hub.events.feed import follow
 from hub.events.recheck import rechecked
 from hub.events.service import EventRecord
@@ -24,7 +24,7 @@ T = TypeVar("T")
 
 
 def unauthenticated(message: str) -> GraphQLError:
-    return GraphQLError(message, extensions={"code": "UNAUTHENTICATED"})
+    return GraphQLError(message, extensions={"code": ProblemCode.UNAUTHENTICATED})
 
 
 @dataclass

@@ -21,7 +21,12 @@ from pathlib import Path
 from hub.errors import NotFound, Unauthenticated
 from hub.identity import service as identity
 from hub.identity.service import PrincipalView
-from hub.identity.views import Actor
+from hub.identity.views import (
+    Actor,
+)
+from hub.identity.vocabulary import (
+    CredentialKind,
+)
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
@@ -191,7 +196,7 @@ def seed_demo(
         principal_name=operator.name,
         kind=operator.kind,
         is_operator=True,
-        credential="personal",
+        credential=CredentialKind.PERSONAL,
     )
     try:
         project = projects.resolve_project(uow, DEMO_PROJECT_ALIAS)

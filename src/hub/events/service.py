@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, Protocol
 
 from sqlalchemy import Row, bindparam, insert, select, text, update
 from sqlalchemy.dialects.postgresql import JSONB
@@ -60,6 +61,66 @@ def append_event(
     pending: list[_Pending] = uow.pending.setdefault(_PENDING, [])
     pending.append(_Pending(project_id, kind, subject_id, actor_id, dict(payload or {})))
     uow.before_commit(_flush)
+
+
+class Subject(Protocol):
+    """What an event is about: a record (a task, a job, a project's row…) with the
+    project whose stream it goes to (None: the hub's own stream)."""
+
+    @property
+    def project_id(self) -> str | None: ...
+
+    @property
+    def id(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class About:
+    """A subject named by its ids, for a record that is not at hand as a row or view."""
+
+    project_id: str | None
+    id: str
+
+
+class _OfTask(Protocol):
+    @property
+    def project_id(self) -> str: ...
+
+    @property
+    def task_id(self) -> str: ...
+
+
+def task_of(record: _OfTask) -> About:
+    """The task a record belongs to (an integration, a finding, a watch window…), as the
+    subject of an event about that task."""
+    return About(record.project_id, record.task_id)
+
+
+class _Acting(Protocol):
+    @property
+    def principal_id(self) -> str: ...
+
+
+def record_event(
+    uow: UnitOfWork,
+    kind: StrEnum,
+    subject: Subject,
+    *,
+    by: _Acting | str | None,
+    payload: Mapping[str, Any] | None = None,
+) -> None:
+    """Record that `kind` happened to `subject`, done `by` an actor (or a principal id,
+    or nobody): the one way modules append events. `kind` is a member of the appending
+    module's event vocabulary (`work.vocabulary.WorkEvent`…), so a misspelt kind fails
+    the type check; the feed stores and serves its string."""
+    append_event(
+        uow,
+        project_id=subject.project_id,
+        kind=str(kind),
+        subject_id=subject.id,
+        actor_id=by if by is None or isinstance(by, str) else by.principal_id,
+        payload=dict(payload) if payload is not None else None,
+    )
 
 
 _STREAMS = table_of(EventStream)

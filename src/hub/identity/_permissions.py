@@ -33,7 +33,12 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from hub.errors import PermissionDenied
-from hub.identity.views import Actor, Credential
+from hub.identity.views import (
+    Actor,
+)
+from hub.identity.vocabulary import (
+    CredentialKind,
+)
 
 TableCredential = Literal["personal", "session", "reporter", "web"]
 Role = Literal["any", "human", "operator"]
@@ -41,12 +46,12 @@ OperationType = Literal["query", "mutation", "subscription"]
 
 CREDENTIALS: Final[tuple[TableCredential, ...]] = ("personal", "session", "reporter", "web")
 
-_CREDENTIAL_NAMES: Final[Mapping[Credential, str]] = {
-    "personal": "a personal token",
-    "session": "a session token",
-    "reporter": "a reporter token",
-    "web": "the dashboard",
-    "system": "the system actor",
+_CREDENTIAL_NAMES: Final[Mapping[CredentialKind, str]] = {
+    CredentialKind.PERSONAL: "a personal token",
+    CredentialKind.SESSION: "a session token",
+    CredentialKind.REPORTER: "a reporter token",
+    CredentialKind.WEB: "the dashboard",
+    CredentialKind.SYSTEM: "the system actor",
 }
 
 
@@ -60,7 +65,7 @@ class Rule:
 class OperationRefused(PermissionDenied):
     """The credential table refuses this caller this operation (kind or role)."""
 
-    def __init__(self, operation: str, credential: Credential, message: str) -> None:
+    def __init__(self, operation: str, credential: CredentialKind, message: str) -> None:
         super().__init__(message)
         self.operation = operation
         self.credential = credential

@@ -27,11 +27,28 @@ from typing import Any
 from sqlalchemy import ColumnElement, bindparam, select, update
 
 from hub.errors import Unauthenticated
-from hub.events.service import append_event
-from hub.identity import _tokens as tokens
-from hub.identity.errors import NotAPerson
-from hub.identity.tables import ApiToken, Principal, WebSession
-from hub.identity.views import Actor
+from hub.events.service import (
+    About,
+    record_event,
+)
+from hub.identity import (
+    _tokens as tokens,
+)
+from hub.identity.errors import (
+    NotAPerson,
+)
+from hub.identity.tables import (
+    ApiToken,
+    Principal,
+    WebSession,
+)
+from hub.identity.views import (
+    Actor,
+)
+from hub.identity.vocabulary import (
+    CredentialKind,
+    IdentityEvent,
+)
 from hub.ids import new_id
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
@@ -63,14 +80,14 @@ def open_web_session(
     `replaces`: the secret of the browser's previous sign-in, which ends here (a
     fresh sign-in never reuses an identifier the browser held before).
     """
-    if not actor.is_human or actor.credential not in ("web", "personal"):
+    if not actor.is_human or actor.credential not in (CredentialKind.WEB, CredentialKind.PERSONAL):
         raise NotAPerson()
     # Locked: a sign-in opened concurrently with `disable_principal` cannot survive it.
     principal = uow.session.get(Principal, actor.principal_id, with_for_update=True)
     if principal is None or principal.disabled_at is not None:
         raise Unauthenticated("unknown name or wrong password")
     token_id: str | None = None
-    if actor.credential == "personal":
+    if actor.credential == CredentialKind.PERSONAL:
         token = uow.session.get(ApiToken, actor.token_id) if actor.token_id else None
         if token is None or token.revoked_at is not None:
             raise Unauthenticated("the bearer token is unknown or revoked")
@@ -91,9 +108,12 @@ def open_web_session(
     )
     uow.session.add(row)
     uow.session.flush()
-    append_event(
-        uow, project_id=None, kind="web_session.started", subject_id=row.id,
-        actor_id=principal.id, payload={"with": "token" if token_id else "password"},
+    record_event(
+        uow,
+        IdentityEvent.WEB_SESSION_STARTED,
+        About(None, row.id),
+        by=principal.id,
+        payload={"with": "token" if token_id else "password"},
     )
     return OpenedWebSession(id=row.id, secret=secret)
 
@@ -164,7 +184,7 @@ def _judge(uow: UnitOfWork, found: Any, now: datetime) -> Actor:
         principal_name=found.principal_name,
         kind=found.principal_kind,
         is_operator=found.is_operator,
-        credential="web",
+        credential=CredentialKind.WEB,
         web_session_id=found.id,
     )
 
@@ -203,8 +223,11 @@ def end_web_sessions(
         .returning(WebSession.id, WebSession.principal_id)
     ).all()
     for web_session_id, principal_id in ended:
-        append_event(
-            uow, project_id=None, kind="web_session.ended", subject_id=web_session_id,
-            actor_id=None, payload={"principal": principal_id, "reason": reason},
+        record_event(
+            uow,
+            IdentityEvent.WEB_SESSION_ENDED,
+            About(None, web_session_id),
+            by=None,
+            payload={"principal": principal_id, "reason": reason},
         )
     return len(ended)

@@ -16,21 +16,50 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import bindparam, func, select, update
 
-from hub.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed, raises
-from hub.events.service import append_event
-from hub.identity import _tokens as tokens
+from hub.errors import (
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+    ValidationFailed,
+    raises,
+)
+from hub.events.service import (
+    About,
+    record_event,
+)
+from hub.identity import (
+    _tokens as tokens,
+)
 from hub.identity._permissions import authorize as authorize
 from hub.identity._permissions import require_reporter_scope as require_reporter_scope
 from hub.identity._web_sessions import authenticate_web_session as authenticate_web_session
 from hub.identity._web_sessions import end_web_session as end_web_session
-from hub.identity._web_sessions import end_web_sessions
+from hub.identity._web_sessions import (
+    end_web_sessions,
+)
 from hub.identity._web_sessions import open_web_session as open_web_session
 from hub.identity._web_sessions import refresh_web_session as refresh_web_session
 from hub.identity._web_sessions import require_web_session as require_web_session
-from hub.identity.errors import NotYourSession, PrincipalNameTaken, SessionEnded
-from hub.identity.tables import AgentSession, ApiToken, Principal, WebSession
-from hub.identity.views import PRINCIPAL_KINDS, Actor, PrincipalKind
+from hub.identity.errors import (
+    NotYourSession,
+    PrincipalNameTaken,
+    SessionEnded,
+)
+from hub.identity.tables import (
+    AgentSession,
+    ApiToken,
+    Principal,
+    WebSession,
+)
+from hub.identity.views import Actor
+from hub.identity.vocabulary import (
+    CredentialKind,
+    IdentityEvent,
+    PrincipalKind,
+    TokenKind,
+)
 from hub.ids import new_id
+from hub.inputs import clean_choice
 from hub.mapping import view_of
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
@@ -128,9 +157,8 @@ def create_principal(
     password: str | None = None,
 ) -> PrincipalView:
     name = _clean("name", name, max_length=120)
-    if kind not in PRINCIPAL_KINDS:
-        raise ValidationFailed("kind", f"must be one of {', '.join(PRINCIPAL_KINDS)}")
-    if password is not None and kind != "human":
+    kind = clean_choice("kind", kind, PrincipalKind)
+    if password is not None and kind != PrincipalKind.HUMAN:
         raise ValidationFailed("password", "only human principals log in with a password")
     if password is not None and len(password) < 8:
         raise ValidationFailed("password", "must be at least 8 characters")
@@ -147,12 +175,11 @@ def create_principal(
     )
     uow.session.add(row)
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=None,
-        kind="principal.created",
-        subject_id=row.id,
-        actor_id=None,
+        IdentityEvent.PRINCIPAL_CREATED,
+        About(None, row.id),
+        by=None,
         payload={"name": name, "kind": kind, "operator": operator},
     )
     return _principal_view(row)
@@ -179,7 +206,7 @@ def principal_names(uow: UnitOfWork, principal_ids: Collection[str]) -> dict[str
 
 def set_password(uow: UnitOfWork, principal: str, password: str) -> None:
     row = _principal_row(uow, principal)
-    if row.kind != "human":
+    if row.kind != PrincipalKind.HUMAN:
         raise ValidationFailed("password", "only human principals log in with a password")
     if len(password) < 8:
         raise ValidationFailed("password", "must be at least 8 characters")
@@ -234,8 +261,11 @@ def disable_principal(uow: UnitOfWork, *, principal: str, reason: str = "") -> D
         uow, WebSession.principal_id == row.id, now, "principal disabled"
     )
     if newly or live_sessions or tokens_revoked or web_sessions_ended:
-        append_event(
-            uow, project_id=None, kind="principal.disabled", subject_id=row.id, actor_id=None,
+        record_event(
+            uow,
+            IdentityEvent.PRINCIPAL_DISABLED,
+            About(None, row.id),
+            by=None,
             payload={
                 "reason": reason,
                 "sessions_ended": len(live_sessions),
@@ -257,9 +287,7 @@ def enable_principal(uow: UnitOfWork, *, principal: str) -> PrincipalView:
     row = _principal_row(uow, principal, lock=True)
     if row.disabled_at is not None:
         row.disabled_at = None
-        append_event(
-            uow, project_id=None, kind="principal.enabled", subject_id=row.id, actor_id=None
-        )
+        record_event(uow, IdentityEvent.PRINCIPAL_ENABLED, About(None, row.id), by=None)
     return _principal_view(row)
 
 
@@ -274,10 +302,13 @@ def create_token(uow: UnitOfWork, *, principal: str, label: str = "") -> IssuedT
     owner = _principal_row(uow, principal, lock=True)
     if owner.disabled_at is not None:
         raise PermissionDenied(f"principal {owner.name!r} is disabled")
-    issued = _issue(uow, owner.id, "personal", _clean("label", label, required=False))
-    append_event(
-        uow, project_id=None, kind="token.created", subject_id=issued.token.id,
-        actor_id=None, payload={"principal": owner.id, "kind": "personal"},
+    issued = _issue(uow, owner.id, TokenKind.PERSONAL, _clean("label", label, required=False))
+    record_event(
+        uow,
+        IdentityEvent.TOKEN_CREATED,
+        About(None, issued.token.id),
+        by=None,
+        payload={"principal": owner.id, "kind": TokenKind.PERSONAL},
     )
     return issued
 
@@ -288,9 +319,12 @@ def revoke_token(uow: UnitOfWork, *, token_id: str) -> TokenView:
         raise NotFound("token", token_id)
     if row.revoked_at is None:
         row.revoked_at = uow.now()
-        append_event(
-            uow, project_id=None, kind="token.revoked", subject_id=row.id,
-            actor_id=None, payload={"principal": row.principal_id},
+        record_event(
+            uow,
+            IdentityEvent.TOKEN_REVOKED,
+            About(None, row.id),
+            by=None,
+            payload={"principal": row.principal_id},
         )
         # A browser signed in by pasting this token is signed out with it.
         end_web_sessions(
@@ -324,12 +358,20 @@ def issue_reporter_token(
     it expires at the window's deadline, and `scope` names the one attempt it serves.
     """
     issued = _issue(
-        uow, principal_id, "reporter", _clean("label", label),
-        session_id=session_id, expires_at=expires_at, scope=scope,
+        uow,
+        principal_id,
+        TokenKind.REPORTER,
+        _clean("label", label),
+        session_id=session_id,
+        expires_at=expires_at,
+        scope=scope,
     )
-    append_event(
-        uow, project_id=None, kind="token.created", subject_id=issued.token.id,
-        actor_id=principal_id, payload={"principal": principal_id, "kind": "reporter"},
+    record_event(
+        uow,
+        IdentityEvent.TOKEN_CREATED,
+        About(None, issued.token.id),
+        by=principal_id,
+        payload={"principal": principal_id, "kind": TokenKind.REPORTER},
     )
     return issued
 
@@ -453,9 +495,9 @@ def web_actor(row: Principal) -> Actor:
     return Actor(
         principal_id=row.id,
         principal_name=row.name,
-        kind=row.kind,  # type: ignore[arg-type]
+        kind=row.kind,
         is_operator=row.is_operator,
-        credential="web",
+        credential=CredentialKind.WEB,
     )
 
 
@@ -471,7 +513,7 @@ def start_session(
     harness: str,
     harness_instance: str,
 ) -> StartedSession:
-    if actor.credential != "personal":
+    if actor.credential != CredentialKind.PERSONAL:
         # A session is opened with the workstation credential; a session token cannot
         # spawn sessions of its own (that would outlive the revocation of its parent).
         raise PermissionDenied("sessions are started with a personal token")
@@ -487,10 +529,14 @@ def start_session(
     )
     uow.session.add(row)
     uow.session.flush()
-    issued = _issue(uow, actor.principal_id, "session", f"session {row.id}", session_id=row.id)
-    append_event(
-        uow, project_id=None, kind="session.started", subject_id=row.id,
-        actor_id=actor.principal_id,
+    issued = _issue(
+        uow, actor.principal_id, TokenKind.SESSION, f"session {row.id}", session_id=row.id
+    )
+    record_event(
+        uow,
+        IdentityEvent.SESSION_STARTED,
+        About(None, row.id),
+        by=actor,
         payload={"workstation": row.workstation, "harness": row.harness},
     )
     return StartedSession(session=_session_view(row), token=issued.plaintext)
@@ -520,9 +566,12 @@ def _end_agent_session(
         .where(ApiToken.session_id == row.id, ApiToken.revoked_at.is_(None))
         .values(revoked_at=now)
     )
-    append_event(
-        uow, project_id=None, kind="session.ended", subject_id=row.id,
-        actor_id=actor_id, payload={"reason": reason},
+    record_event(
+        uow,
+        IdentityEvent.SESSION_ENDED,
+        About(None, row.id),
+        by=actor_id,
+        payload={"reason": reason},
     )
 
 

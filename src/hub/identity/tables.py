@@ -6,7 +6,8 @@ from typing import Any
 from sqlalchemy import Boolean, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.storage.base import Base, JSONDocument, UTCDateTime
+from hub.identity.vocabulary import PrincipalKind, TokenKind
+from hub.storage.base import Base, JSONDocument, UTCDateTime, Vocabulary
 
 
 class Principal(Base):
@@ -14,7 +15,7 @@ class Principal(Base):
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     name: Mapped[str] = mapped_column(String(120), unique=True)
-    kind: Mapped[str] = mapped_column(String(16))  # human | agent | service
+    kind: Mapped[PrincipalKind] = mapped_column(Vocabulary(PrincipalKind, 16))
     is_operator: Mapped[bool] = mapped_column(Boolean, default=False)
     # Argon2id; only humans log in to the dashboard with a password.
     password_hash: Mapped[str | None] = mapped_column(String(255))
@@ -83,7 +84,7 @@ class ApiToken(Base):
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
-    kind: Mapped[str] = mapped_column(String(16))  # personal | session | reporter
+    kind: Mapped[TokenKind] = mapped_column(Vocabulary(TokenKind, 16))
     label: Mapped[str] = mapped_column(String(200), default="")
     secret_hash: Mapped[str] = mapped_column(String(64))
     session_id: Mapped[str | None] = mapped_column(ForeignKey("agent_sessions.id"))

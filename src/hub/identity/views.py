@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from hub.errors import PermissionDenied
-
-PrincipalKind = Literal["human", "agent", "service"]
-PRINCIPAL_KINDS: tuple[PrincipalKind, ...] = ("human", "agent", "service")
-Credential = Literal["personal", "session", "reporter", "web", "system"]
+from hub.identity.vocabulary import CredentialKind, PrincipalKind
 
 
 @dataclass(frozen=True)
@@ -18,7 +15,7 @@ class Actor:
     principal_name: str
     kind: PrincipalKind
     is_operator: bool
-    credential: Credential
+    credential: CredentialKind
     token_id: str | None = None
     session_id: str | None = None
     # For the dashboard (credential "web"): the sign-in this request came with.
@@ -28,11 +25,11 @@ class Actor:
 
     @property
     def is_human(self) -> bool:
-        return self.kind == "human"
+        return self.kind == PrincipalKind.HUMAN
 
     @property
     def is_reporter(self) -> bool:
-        return self.credential == "reporter"
+        return self.credential == CredentialKind.REPORTER
 
 
 def require_full_credential(actor: Actor) -> None:
@@ -47,8 +44,8 @@ def require_full_credential(actor: Actor) -> None:
 SYSTEM = Actor(
     principal_id="system",
     principal_name="system",
-    kind="service",
+    kind=PrincipalKind.SERVICE,
     is_operator=True,
-    credential="system",
+    credential=CredentialKind.SYSTEM,
 )
 """The actor for maintenance the server does by itself (pruning); never authenticates."""

@@ -25,20 +25,36 @@ from hub.errors import (
     ValidationFailed,
     raises,
 )
-from hub.events.service import append_event
+from hub.events.service import (
+    record_event,
+    task_of,
+)
 from hub.idempotency import service as idempotency
 from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
-from hub.inputs import clean_branch, clean_full_revision, clean_list, clean_revision, clean_text
+from hub.inputs import (
+    clean_branch,
+    clean_choice,
+    clean_full_revision,
+    clean_list,
+    clean_revision,
+    clean_text,
+)
 from hub.integration.errors import TargetReserved
 from hub.integration.tables import (
-    OUTCOMES,
-    UNFINISHED_STATES,
-    VERIFICATIONS,
     Integration,
     IntegrationReport,
     IntegrationReservation,
     Validation,
+)
+from hub.integration.vocabulary import (
+    UNFINISHED_STATES,
+    IntegrationEvent,
+    IntegrationOutcome,
+    IntegrationState,
+    RecordedOutcome,
+    TargetReservationState,
+    Verification,
 )
 from hub.jobs import service as jobs
 from hub.mapping import view_of
@@ -48,6 +64,7 @@ from hub.review import service as review
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 from hub.work.errors import TaskOwned
+from hub.work.vocabulary import TaskKind, TaskState
 
 
 @dataclass(frozen=True)
@@ -122,7 +139,7 @@ class IntegrationReportRequest:
     target_branch: str
     base_revision: str | None = None
     result_revision: str | None = None
-    verified_how: str = "CLIENT_REPORTED"
+    verified_how: str = Verification.CLIENT_REPORTED
     note: str = ""
     reservation_ids: Sequence[str] = ()
     idempotency_key: str | None = None
@@ -170,7 +187,7 @@ def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> C
     """
     subject = work.get_submission(uow, cmd.submission_id)
     observed = clean_revision("observedTargetRevision", cmd.observed_target_revision)
-    task_id = work.open_workflow_task(uow, subject.id, "INTEGRATION")
+    task_id = work.open_workflow_task(uow, subject.id, TaskKind.INTEGRATION)
     if task_id is None:
         raise InvalidTransition(f"submission {subject.id} is not awaiting integration")
     try:
@@ -217,7 +234,7 @@ def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> C
         candidate_revision=subject.candidate_revision or "",
         policy_revision=subject.policy_revision,
         expected_base_revision=observed,
-        state="IN_PROGRESS",
+        state=IntegrationState.IN_PROGRESS,
         created_at=now,
         updated_at=now,
     )
@@ -228,17 +245,16 @@ def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> C
             key=key,
             integration_id=row.id,
             project_id=row.project_id,
-            state="HELD",
+            state=TargetReservationState.HELD,
             acquired_at=now,
         )
     )
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=row.project_id,
-        kind="integration.claimed",
-        subject_id=row.task_id,
-        actor_id=actor.principal_id,
+        IntegrationEvent.CLAIMED,
+        task_of(row),
+        by=actor,
         payload={"integration": row.id, "submission": subject.id, "target": key},
     )
     return ClaimedIntegration(claim, _view(uow, row), inherited=False)
@@ -267,12 +283,11 @@ def _inherit(
     row.attempt_id = attempt_id
     row.updated_at = uow.now()
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=row.project_id,
-        kind="integration.inherited",
-        subject_id=row.task_id,
-        actor_id=actor.principal_id,
+        IntegrationEvent.INHERITED,
+        task_of(row),
+        by=actor,
         payload={
             "integration": row.id,
             "from": previous,
@@ -300,7 +315,7 @@ def _require_ready(uow: UnitOfWork, subject: work.SubmissionView) -> None:
             f"submission {subject.id} is not the current candidate of task {subject.task_id}"
         )
     task = work.get_task(uow, subject.task_id)
-    if task.state != "AWAITING_INTEGRATION":
+    if task.state != TaskState.AWAITING_INTEGRATION:
         raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting integration")
     status = review.review_status(uow, subject.id)
     if status.unresolved_required_findings:
@@ -341,9 +356,8 @@ def _record_result(
     uow: UnitOfWork, actor: Actor, cmd: IntegrationReportRequest
 ) -> IntegrationResult:
     held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
-    row = _owned(uow, actor, cmd.integration_id, held, states=("IN_PROGRESS",))
-    if cmd.outcome not in OUTCOMES:
-        raise ValidationFailed("outcome", f"must be one of {', '.join(OUTCOMES)}")
+    row = _owned(uow, actor, cmd.integration_id, held, states=(IntegrationState.IN_PROGRESS,))
+    outcome = clean_choice("outcome", cmd.outcome, IntegrationOutcome)
     if clean_branch("targetBranch", cmd.target_branch) != row.target_branch:
         raise ValidationFailed(
             "targetBranch",
@@ -360,7 +374,7 @@ def _record_result(
     )
     subject = work.get_submission(uow, row.submission_id)
     _require_ready(uow, subject)
-    if cmd.outcome == "PUBLISHED":
+    if outcome == IntegrationOutcome.PUBLISHED:
         if base is None or result is None:
             raise ValidationFailed("resultRevision", "a publish reports its base and result")
         if base != row.expected_base_revision:
@@ -368,15 +382,15 @@ def _record_result(
                 f"the target was at {row.expected_base_revision} when checked, not {base}: "
                 "report TARGET_MOVED, reconcile, and validate the new result"
             )
-        row.state = "PUBLISHED"
+        row.state = IntegrationState.PUBLISHED
         row.result_revision = result
         _release(uow, row)
-    elif cmd.outcome == "TARGET_MOVED":
+    elif outcome == IntegrationOutcome.TARGET_MOVED:
         if base is None:
             raise ValidationFailed("baseRevision", "TARGET_MOVED reports where the target is now")
         row.expected_base_revision = base
-    elif cmd.outcome == "CONFLICT":
-        row.state = "CONFLICT"
+    elif outcome == IntegrationOutcome.CONFLICT:
+        row.state = IntegrationState.CONFLICT
         _release(uow, row)
         work.finish_workflow_attempt(
             uow, held.attempt.id, "integration conflicted", actor_id=actor.principal_id
@@ -387,13 +401,13 @@ def _record_result(
             reason=f"integration {row.id} conflicted with {row.target_branch}",
             actor_id=actor.principal_id,
         )
-    elif cmd.outcome == "UNCERTAIN":
+    elif outcome == IntegrationOutcome.UNCERTAIN:
         # Nobody knows whether the push landed: keep the target reserved until reconciled.
-        row.state = "UNCERTAIN"
+        row.state = IntegrationState.UNCERTAIN
         reservation = uow.session.get_one(IntegrationReservation, _key(row))
-        reservation.state = "UNCERTAIN"
+        reservation.state = TargetReservationState.UNCERTAIN
     else:  # ABANDONED
-        row.state = "ABANDONED"
+        row.state = IntegrationState.ABANDONED
         _release(uow, row)
         work.reopen_workflow_task(
             uow,
@@ -401,7 +415,9 @@ def _record_result(
             reason=f"integration {row.id} abandoned",
             actor_id=actor.principal_id,
         )
-    _report(uow, actor, row, cmd.outcome, base, result, verified, note, held.attempt.id)
+    _report(
+        uow, actor, row, RecordedOutcome(outcome), base, result, verified, note, held.attempt.id
+    )
     return IntegrationResult(_view(uow, row))
 
 
@@ -413,7 +429,7 @@ def reconcile_integration(
     integration_id: str,
     remote_revision: str,
     published: bool,
-    verified_how: str = "CLIENT_REPORTED",
+    verified_how: str = Verification.CLIENT_REPORTED,
     note: str = "",
     idempotency_key: str | None = None,
 ) -> IntegrationResult:
@@ -426,24 +442,26 @@ def reconcile_integration(
         return row
 
     def execute(row: Integration) -> IntegrationResult:
-        if row.state != "UNCERTAIN":
+        if row.state != IntegrationState.UNCERTAIN:
             raise InvalidTransition(f"integration {row.id} is {row.state}, not UNCERTAIN")
         remote = clean_full_revision("remoteRevision", remote_revision)
         verified = _verification(verified_how)
         cleaned_note = clean_text("note", note, 10_000, required=False)
         _release(uow, row)
         if published:
-            row.state = "PUBLISHED"
+            row.state = IntegrationState.PUBLISHED
             row.result_revision = remote
         else:
-            row.state = "ABANDONED"
+            row.state = IntegrationState.ABANDONED
             work.reopen_workflow_task(
                 uow,
                 row.integration_task_id,
                 reason=f"integration {row.id} did not publish",
                 actor_id=actor.principal_id,
             )
-        _report(uow, actor, row, "RECONCILED", None, remote, verified, cleaned_note, None)
+        _report(
+            uow, actor, row, RecordedOutcome.RECONCILED, None, remote, verified, cleaned_note, None
+        )
         return IntegrationResult(_view(uow, row))
 
     request = {
@@ -493,12 +511,12 @@ def release_integration(
         raise PermissionDenied("only an operator releases an integration's reservation")
     reason = clean_text("reason", reason, 2000)
     row = _lock(uow, integration_id)
-    if row.state == "UNCERTAIN":
+    if row.state == IntegrationState.UNCERTAIN:
         raise InvalidTransition(
             f"integration {row.id} may have published: reconcile it against the remote "
             "(reconcileIntegration) instead of releasing it"
         )
-    if row.state != "IN_PROGRESS":
+    if row.state != IntegrationState.IN_PROGRESS:
         raise InvalidTransition(f"integration {row.id} is {row.state}: nothing to release")
     holder = work.get_task(uow, row.integration_task_id)
     if holder.current_attempt_id is not None:
@@ -508,7 +526,7 @@ def release_integration(
                 f"attempt {attempt.id} holds integration task {holder.id} with a live lease: "
                 "revoke it first (revokeAttempt)"
             )
-    row.state = "ABANDONED"
+    row.state = IntegrationState.ABANDONED
     _release(uow, row)
     work.reopen_workflow_task(
         uow,
@@ -516,7 +534,17 @@ def release_integration(
         reason=f"integration {row.id} released by an operator: {reason}",
         actor_id=actor.principal_id,
     )
-    _report(uow, actor, row, "RELEASED", None, None, "CLIENT_REPORTED", reason, None)
+    _report(
+        uow,
+        actor,
+        row,
+        RecordedOutcome.RELEASED,
+        None,
+        None,
+        Verification.CLIENT_REPORTED,
+        reason,
+        None,
+    )
     return _view(uow, row)
 
 
@@ -551,7 +579,7 @@ def record_validation(
 
 def _validate(uow: UnitOfWork, actor: Actor, cmd: ValidationRequest) -> ValidationResult:
     held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
-    row = _owned(uow, actor, cmd.integration_id, held, states=("PUBLISHED",))
+    row = _owned(uow, actor, cmd.integration_id, held, states=(IntegrationState.PUBLISHED,))
     revision = clean_full_revision("resultRevision", cmd.result_revision)
     if revision != row.result_revision:
         raise Conflict(
@@ -575,7 +603,7 @@ def _validate(uow: UnitOfWork, actor: Actor, cmd: ValidationRequest) -> Validati
         created_at=now,
     )
     uow.session.add(validation)
-    row.state = "VALIDATED" if cmd.passed else "FAILED_VALIDATION"
+    row.state = IntegrationState.VALIDATED if cmd.passed else IntegrationState.FAILED_VALIDATION
     row.updated_at = now
     uow.session.flush()
     outcome = "passed" if cmd.passed else "failed"
@@ -595,12 +623,11 @@ def _validate(uow: UnitOfWork, actor: Actor, cmd: ValidationRequest) -> Validati
     work.finish_workflow_attempt(
         uow, held.attempt.id, f"validation {outcome}", actor_id=actor.principal_id
     )
-    append_event(
+    record_event(
         uow,
-        project_id=row.project_id,
-        kind="integration.validated",
-        subject_id=row.task_id,
-        actor_id=actor.principal_id,
+        IntegrationEvent.VALIDATED,
+        task_of(row),
+        by=actor,
         payload={
             "integration": row.id,
             "passed": cmd.passed,
@@ -672,7 +699,7 @@ def _owned(
     integration_id: str,
     held: work.AttemptResult,
     *,
-    states: Sequence[str],
+    states: Sequence[IntegrationState],
 ) -> Integration:
     """The integration, if the held attempt's task is its integration task. It belongs to
     whoever holds that task now: a recovery attempt inherits it from the one it replaced."""
@@ -693,20 +720,18 @@ def _owned(
     return row
 
 
-def _verification(value: str) -> str:
-    if value not in VERIFICATIONS:
-        raise ValidationFailed("verifiedHow", f"must be one of {', '.join(VERIFICATIONS)}")
-    return value
+def _verification(value: str) -> Verification:
+    return clean_choice("verifiedHow", value, Verification)
 
 
 def _report(
     uow: UnitOfWork,
     actor: Actor,
     row: Integration,
-    outcome: str,
+    outcome: RecordedOutcome,
     base: str | None,
     result: str | None,
-    verified: str,
+    verified: Verification,
     note: str,
     attempt_id: str | None,
 ) -> None:
@@ -728,12 +753,11 @@ def _report(
         )
     )
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=row.project_id,
-        kind="integration.reported",
-        subject_id=row.task_id,
-        actor_id=actor.principal_id,
+        IntegrationEvent.REPORTED,
+        task_of(row),
+        by=actor,
         payload={
             "integration": row.id,
             "outcome": outcome,

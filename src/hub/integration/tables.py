@@ -15,24 +15,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.storage.base import Base, JSONDocument, UTCDateTime, one_of
-
-INTEGRATION_STATES = (
-    "IN_PROGRESS",
-    "PUBLISHED",
-    "CONFLICT",
-    "UNCERTAIN",
-    "ABANDONED",
-    "VALIDATED",
-    "FAILED_VALIDATION",
+from hub.integration.vocabulary import (
+    IntegrationState,
+    RecordedOutcome,
+    TargetReservationState,
+    Verification,
 )
-# Not settled yet: whoever holds the integration task next inherits it (with its
-# reservation while it has one), rather than starting a second integration.
-UNFINISHED_STATES = ("IN_PROGRESS", "UNCERTAIN", "PUBLISHED")
-OUTCOMES = ("PUBLISHED", "TARGET_MOVED", "CONFLICT", "UNCERTAIN", "ABANDONED")
-# Reports the integrator does not choose: a reconciliation, and an operator's release.
-RECORDED_OUTCOMES = (*OUTCOMES, "RECONCILED", "RELEASED")
-VERIFICATIONS = ("CLIENT_REPORTED", "VERIFIED_BY_REVIEWER", "VERIFIED_BY_JOB", "VERIFIED_BY_HOST")
+from hub.storage.base import Base, JSONDocument, UTCDateTime, Vocabulary, one_of
 
 
 class Integration(Base):
@@ -46,7 +35,7 @@ class Integration(Base):
         ForeignKeyConstraint(
             ["project_id", "repository_id"], ["repositories.project_id", "repositories.id"]
         ),
-        CheckConstraint(one_of("state", INTEGRATION_STATES), name="state"),
+        CheckConstraint(one_of("state", IntegrationState), name="state"),
         Index("ix_integrations_submission_id", "submission_id"),
     )
 
@@ -64,7 +53,7 @@ class Integration(Base):
     # The target as observed at readiness; a TARGET_MOVED report replaces it.
     expected_base_revision: Mapped[str] = mapped_column(String(64))
     result_revision: Mapped[str | None] = mapped_column(String(64))
-    state: Mapped[str] = mapped_column(String(20))
+    state: Mapped[IntegrationState] = mapped_column(Vocabulary(IntegrationState, 20))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
@@ -77,18 +66,18 @@ class IntegrationReport(Base):
         ForeignKeyConstraint(
             ["project_id", "integration_id"], ["integrations.project_id", "integrations.id"]
         ),
-        CheckConstraint(one_of("outcome", RECORDED_OUTCOMES), name="outcome"),
-        CheckConstraint(one_of("verified_how", VERIFICATIONS), name="verified_how"),
+        CheckConstraint(one_of("outcome", RecordedOutcome), name="outcome"),
+        CheckConstraint(one_of("verified_how", Verification), name="verified_how"),
         Index("ix_integration_reports_integration_id", "integration_id"),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     project_id: Mapped[str] = mapped_column(String(40))
     integration_id: Mapped[str] = mapped_column(String(40))
-    outcome: Mapped[str] = mapped_column(String(20))
+    outcome: Mapped[RecordedOutcome] = mapped_column(Vocabulary(RecordedOutcome, 20))
     base_revision: Mapped[str | None] = mapped_column(String(64))
     result_revision: Mapped[str | None] = mapped_column(String(64))
-    verified_how: Mapped[str] = mapped_column(String(24))
+    verified_how: Mapped[Verification] = mapped_column(Vocabulary(Verification, 24))
     note: Mapped[str] = mapped_column(Text, default="")
     reported_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
     # The attempt that reported (none for reconciliations and operator releases).
@@ -104,12 +93,12 @@ class IntegrationReservation(Base):
     """
 
     __tablename__ = "integration_reservations"
-    __table_args__ = (CheckConstraint("state IN ('HELD', 'UNCERTAIN')", name="state"),)
+    __table_args__ = (CheckConstraint(one_of("state", TargetReservationState), name="state"),)
 
     key: Mapped[str] = mapped_column(String(800), primary_key=True)
     integration_id: Mapped[str] = mapped_column(ForeignKey("integrations.id"))
     project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
-    state: Mapped[str] = mapped_column(String(12))
+    state: Mapped[TargetReservationState] = mapped_column(Vocabulary(TargetReservationState, 12))
     acquired_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 

@@ -19,11 +19,14 @@ from hub.errors import (
     ValidationFailed,
     raises,
 )
-from hub.events.service import append_event
+from hub.events.service import (
+    record_event,
+)
 from hub.identity import service as identity
 from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.inputs import (
+    clean_choice,
     clean_full_revision,
     clean_label,
     clean_list,
@@ -31,8 +34,9 @@ from hub.inputs import (
     clean_optional,
     clean_text,
 )
-from hub.jobs.tables import ARTIFACT_ACCESS, CHECK_OUTCOMES, Evidence, Job
+from hub.jobs.tables import Evidence, Job
 from hub.jobs.views import Applicability, EvidenceView, applicability, evidence_view
+from hub.jobs.vocabulary import ArtifactAccess, CheckOutcome, JobEvent
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 
@@ -114,12 +118,11 @@ def record_evidence(uow: UnitOfWork, actor: Actor, cmd: EvidenceRecord) -> Evide
     uow.session.add(row)
     uow.session.flush()
     view = evidence_view(row, job)
-    append_event(
+    record_event(
         uow,
-        project_id=row.project_id,
-        kind="evidence.recorded",
-        subject_id=row.id,
-        actor_id=actor.principal_id,
+        JobEvent.EVIDENCE_RECORDED,
+        row,
+        by=actor,
         payload={
             "evidence": row.id,
             "task": row.task_id,
@@ -140,10 +143,10 @@ def _clean(cmd: EvidenceRecord) -> dict[str, Any]:
         )
     if clean_moment("endedAt", cmd.ended_at) < clean_moment("startedAt", cmd.started_at):
         raise ValidationFailed("endedAt", "must not be before startedAt")
-    if cmd.artifact_access not in ARTIFACT_ACCESS:
-        raise ValidationFailed("artifactAccess", f"must be one of {', '.join(ARTIFACT_ACCESS)}")
-    required = clean_list("requiredChecks", cmd.required_checks, max_items=MAX_CHECKS,
-                          max_length=200)
+    artifact_access = clean_choice("artifactAccess", cmd.artifact_access, ArtifactAccess)
+    required = clean_list(
+        "requiredChecks", cmd.required_checks, max_items=MAX_CHECKS, max_length=200
+    )
     if len(set(required)) != len(required):
         raise ValidationFailed("requiredChecks", "must not name a check twice")
     if len(cmd.checks) > MAX_CHECKS:
@@ -151,20 +154,22 @@ def _clean(cmd: EvidenceRecord) -> dict[str, Any]:
     checks: list[dict[str, Any]] = []
     for index, check in enumerate(cmd.checks):
         where = f"checks[{index}]"
-        if check.outcome not in CHECK_OUTCOMES:
-            raise ValidationFailed(f"{where}.outcome", f"must be one of {CHECK_OUTCOMES}")
+        outcome = clean_choice(f"{where}.outcome", check.outcome, CheckOutcome)
         reason = clean_text(f"{where}.reason", check.reason, 2000, required=False)
-        if check.outcome != "PASS" and not reason:
+        if outcome != CheckOutcome.PASS and not reason:
             # A failure, skip or interruption without a reason can't be acted on.
-            raise ValidationFailed(f"{where}.reason", f"a {check.outcome} check needs a reason")
-        checks.append({
-            "name": clean_label(f"{where}.name", check.name, 200),
-            "outcome": check.outcome,
-            "reason": reason,
-            "logRef": clean_optional(f"{where}.logRef", check.log_ref, 1000),
-            "artifactRefs": clean_list(f"{where}.artifactRefs", check.artifact_refs,
-                                       max_items=50, max_length=1000),
-        })
+            raise ValidationFailed(f"{where}.reason", f"a {outcome} check needs a reason")
+        checks.append(
+            {
+                "name": clean_label(f"{where}.name", check.name, 200),
+                "outcome": outcome,
+                "reason": reason,
+                "logRef": clean_optional(f"{where}.logRef", check.log_ref, 1000),
+                "artifactRefs": clean_list(
+                    f"{where}.artifactRefs", check.artifact_refs, max_items=50, max_length=1000
+                ),
+            }
+        )
     if len({check["name"] for check in checks}) != len(checks):
         raise ValidationFailed("checks", "must not report a check twice")
     return {
@@ -182,9 +187,10 @@ def _clean(cmd: EvidenceRecord) -> dict[str, Any]:
         ),
         "required_checks": required,
         "checks": checks,
-        "artifact_access": cmd.artifact_access,
-        "artifact_digests": clean_list("artifactDigests", cmd.artifact_digests, max_items=50,
-                                       max_length=200),
+        "artifact_access": artifact_access,
+        "artifact_digests": clean_list(
+            "artifactDigests", cmd.artifact_digests, max_items=50, max_length=200
+        ),
     }
 
 

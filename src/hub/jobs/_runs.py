@@ -16,19 +16,26 @@ from typing import Any
 from sqlalchemy import bindparam, select
 
 from hub.errors import IdempotencyConflict, NotFound, ValidationFailed
-from hub.events.service import append_event
+from hub.events.service import record_event
 from hub.idempotency import service as idempotency
 from hub.identity.views import Actor
 from hub.ids import new_id
-from hub.inputs import bounded_int, clean_label, clean_moment, clean_optional, clean_text
+from hub.inputs import (
+    bounded_int,
+    clean_choice,
+    clean_label,
+    clean_moment,
+    clean_optional,
+    clean_text,
+)
 from hub.jobs.errors import JobAlreadyTerminal, NotYourJob
-from hub.jobs.tables import TERMINAL_STATUSES, Job
+from hub.jobs.tables import Job
 from hub.jobs.views import JobResult, JobView, job_view
+from hub.jobs.vocabulary import TERMINAL_STATUSES, JobEvent, ObservedStatus, ProducerStatus
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 
-OBSERVED_STATUSES = ("RUNNING", "EXITED")
 # Heard from at least once per three heartbeats, unless the job declares otherwise.
 FRESHNESS_HEARTBEATS = 3
 MIN_FRESHNESS_SECONDS, MAX_FRESHNESS_SECONDS = 5, 24 * 3600
@@ -119,7 +126,7 @@ def _register(
         fingerprint=fingerprint,
         expected_deadline=deadline,
         freshness_seconds=freshness,
-        status="REGISTERED",
+        status=ProducerStatus.REGISTERED,
         observation_count=0,
         registered_at=now,
         registered_by=actor.principal_id,
@@ -128,12 +135,11 @@ def _register(
     )
     uow.session.add(row)
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=row.project_id,
-        kind="job.registered",
-        subject_id=row.id,
-        actor_id=actor.principal_id,
+        JobEvent.JOB_REGISTERED,
+        row,
+        by=actor,
         payload={
             "job": row.id,
             "task": row.task_id,
@@ -174,8 +180,7 @@ def observe_job(
     was authorised for resumes observing (docs/design.md, "Jobs and evidence"), but
     observing never renews.
     """
-    if status not in OBSERVED_STATUSES:
-        raise ValidationFailed("status", f"must be one of {', '.join(OBSERVED_STATUSES)}")
+    observed = clean_choice("status", status, ObservedStatus)
     note = clean_optional("note", note, 500)
     if observed_at is not None:
         observed_at = clean_moment("observedAt", observed_at)
@@ -183,22 +188,21 @@ def observe_job(
     now = uow.now()
     if row.status in TERMINAL_STATUSES:
         raise JobAlreadyTerminal(row.id, row.status)
-    row.status = status
+    row.status = ProducerStatus(observed)
     row.status_note = note
     row.observed_at = observed_at or now
     row.last_heard_at = now
     row.observation_count += 1
     if row.started_at is None:
         row.started_at = now
-    if status == "EXITED":
+    if observed == ObservedStatus.EXITED:
         row.finished_at = now
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=row.project_id,
-        kind="job.exited" if status == "EXITED" else "job.observed",
-        subject_id=row.id,
-        actor_id=actor.principal_id,
+        JobEvent.JOB_EXITED if observed == ObservedStatus.EXITED else JobEvent.JOB_OBSERVED,
+        row,
+        by=actor,
         payload={
             "job": row.id,
             "status": row.status,
@@ -229,23 +233,22 @@ def finish_job(
         finished_at = clean_moment("finishedAt", finished_at)
     row = _lock_reportable(uow, actor, job_id)
     now = uow.now()
-    if row.status == "FINISHED":
+    if row.status == ProducerStatus.FINISHED:
         if row.exit_status == exit_status:
             return JobResult(_view(uow, row, now), replay=True)
         raise JobAlreadyTerminal(row.id, f"FINISHED with exit status {row.exit_status}")
-    row.status = "FINISHED"
+    row.status = ProducerStatus.FINISHED
     row.exit_status = exit_status
     row.status_note = note
     row.last_heard_at = now
     row.observed_at = finished_at or now
     row.finished_at = row.finished_at or now
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=row.project_id,
-        kind="job.finished",
-        subject_id=row.id,
-        actor_id=actor.principal_id,
+        JobEvent.JOB_FINISHED,
+        row,
+        by=actor,
         payload={
             "job": row.id,
             "status": row.status,

@@ -16,13 +16,17 @@ from hub.errors import (
     ValidationFailed,
     raises,
 )
-from hub.events.service import append_event
+from hub.events.service import (
+    record_event,
+    task_of,
+)
 from hub.identity import service as identity
 from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.inputs import clean_label, clean_moment, clean_text
 from hub.jobs.tables import WatchWindow
 from hub.jobs.views import OpenedWindow, WindowView, window_view
+from hub.jobs.vocabulary import JobEvent
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
@@ -82,12 +86,11 @@ def open_watch_window(
     )
     uow.session.add(row)
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=row.project_id,
-        kind="watch_window.opened",
-        subject_id=row.task_id,
-        actor_id=actor.principal_id,
+        JobEvent.WATCH_WINDOW_OPENED,
+        task_of(row),
+        by=actor,
         payload={
             "window": row.id,
             "attempt": row.attempt_id,
@@ -118,12 +121,11 @@ def close_watch_window(
         row.closed_at = now
         row.close_reason = reason or None
         identity.revoke_token(uow, token_id=row.token_id)
-        append_event(
+        record_event(
             uow,
-            project_id=row.project_id,
-            kind="watch_window.closed",
-            subject_id=row.task_id,
-            actor_id=actor.principal_id,
+            JobEvent.WATCH_WINDOW_CLOSED,
+            task_of(row),
+            by=actor,
             payload={"window": row.id, "attempt": row.attempt_id, "reason": reason},
         )
     return window_view(row, now)

@@ -24,13 +24,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.storage.base import Base, JSONDocument, UTCDateTime, one_of
-
-PRODUCER_STATUSES = ("REGISTERED", "RUNNING", "EXITED", "FINISHED")
-# A terminal producer status ends the job's ability to interfere with anything.
-TERMINAL_STATUSES = ("EXITED", "FINISHED")
-CHECK_OUTCOMES = ("PASS", "FAIL", "SKIPPED", "INTERRUPTED")
-ARTIFACT_ACCESS = ("SHARED", "LOCAL_ONLY", "UNAVAILABLE")
+from hub.jobs.vocabulary import ArtifactAccess, ProducerStatus
+from hub.storage.base import Base, JSONDocument, UTCDateTime, Vocabulary, one_of
 
 
 class Job(Base):
@@ -41,9 +36,11 @@ class Job(Base):
         UniqueConstraint("project_id", "client_job_id"),
         ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
         ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
-        CheckConstraint(one_of("status", PRODUCER_STATUSES), name="status"),
+        CheckConstraint(one_of("status", ProducerStatus), name="status"),
         # The exit status is the producer's, recorded only with its terminal result.
-        CheckConstraint("exit_status IS NULL OR status = 'FINISHED'", name="exit_status"),
+        CheckConstraint(
+            f"exit_status IS NULL OR status = '{ProducerStatus.FINISHED}'", name="exit_status"
+        ),
         Index("ix_jobs_task_id", "task_id"),
         Index("ix_jobs_attempt_id_status", "attempt_id", "status"),
     )
@@ -62,7 +59,7 @@ class Job(Base):
     invocation: Mapped[str] = mapped_column(Text)
     expected_deadline: Mapped[datetime | None] = mapped_column(UTCDateTime)
     freshness_seconds: Mapped[int] = mapped_column(Integer)
-    status: Mapped[str] = mapped_column(String(12))
+    status: Mapped[ProducerStatus] = mapped_column(Vocabulary(ProducerStatus, 12))
     exit_status: Mapped[int | None] = mapped_column(Integer)
     status_note: Mapped[str | None] = mapped_column(String(500))
     # What the observer said (its clock) and when the coordinator heard it (ours):
@@ -87,7 +84,7 @@ class Evidence(Base):
         ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
         ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
         ForeignKeyConstraint(["project_id", "job_id"], ["jobs.project_id", "jobs.id"]),
-        CheckConstraint(one_of("artifact_access", ARTIFACT_ACCESS), name="artifact_access"),
+        CheckConstraint(one_of("artifact_access", ArtifactAccess), name="artifact_access"),
         # Exactly what was checked: a commit, or an explicit dirty-snapshot digest.
         CheckConstraint(
             "revision IS NOT NULL OR dirty_snapshot_digest IS NOT NULL", name="snapshot"
@@ -116,7 +113,7 @@ class Evidence(Base):
     checks: Mapped[list[dict[str, Any]]] = mapped_column(JSONDocument)
     producer_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
     reviewer_id: Mapped[str | None] = mapped_column(ForeignKey("principals.id"))
-    artifact_access: Mapped[str] = mapped_column(String(12))
+    artifact_access: Mapped[ArtifactAccess] = mapped_column(Vocabulary(ArtifactAccess, 12))
     artifact_digests: Mapped[list[str]] = mapped_column(JSONDocument)
     wrapper_reported_success: Mapped[bool | None] = mapped_column(Boolean)
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -11,12 +11,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hub.events.service import EventRecord
-from hub.jobs.tables import TERMINAL_STATUSES, Evidence, Job, WatchWindow
+from hub.jobs.tables import Evidence, Job, WatchWindow
+from hub.jobs.vocabulary import (
+    TERMINAL_STATUSES,
+    CheckOutcome,
+    Freshness,
+    ProducerStatus,
+)
 from hub.mapping import view_of
-
-FRESH = "FRESH"
-UNOBSERVED = "UNOBSERVED"
-FINAL = "FINAL"
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class JobView:
     invocation: str
     expected_deadline: datetime | None
     freshness_seconds: int
-    status: str
+    status: ProducerStatus
     exit_status: int | None
     status_note: str | None
     observed_at: datetime | None
@@ -46,7 +48,7 @@ class JobView:
     finished_at: datetime | None
     reservation_ids: tuple[str, ...]
     # Judged now, from coordinator time:
-    freshness: str
+    freshness: Freshness
     stale_progress: bool
     past_deadline: bool
     judged_at: datetime
@@ -101,14 +103,14 @@ def job_view(row: Job, now: datetime, stale_progress_seconds: int) -> JobView:
     heard = row.last_heard_at or row.registered_at
     silent_for = now - heard
     if terminal:
-        freshness = FINAL
+        freshness = Freshness.FINAL
     elif silent_for >= timedelta(seconds=row.freshness_seconds):
         # Not heard within the window: unknown, never "stopped": a previously running job
         # with an unreachable observer is unobserved, not proved stopped (docs/design.md,
         # "Jobs and evidence").
-        freshness = UNOBSERVED
+        freshness = Freshness.UNOBSERVED
     else:
-        freshness = FRESH
+        freshness = Freshness.FRESH
     return view_of(
         JobView,
         row,
@@ -196,7 +198,7 @@ def verdict(row: Evidence, checks: tuple[CheckResult, ...], job: Job | None) -> 
         outcome = outcomes.get(name)
         if outcome is None:
             reasons.append(f"required check {name!r} has no outcome")
-        elif outcome != "PASS":
+        elif outcome != CheckOutcome.PASS:
             reasons.append(f"required check {name!r} is {outcome}")
     if not row.inputs_stable:
         reasons.append("inputs changed while the checks ran")

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hub.errors import Conflict, HubError
+from hub.errors import Conflict, HubError, ProblemCode
 
 
 @dataclass(frozen=True)
@@ -14,7 +14,7 @@ class ProjectCandidate:
 
 
 class AmbiguousProject(HubError):
-    code = "AMBIGUOUS_PROJECT"
+    code = ProblemCode.AMBIGUOUS_PROJECT
 
     def __init__(self, alias: str, candidates: Sequence[ProjectCandidate]) -> None:
         names = ", ".join(f"{c.name} ({c.id})" for c in candidates)

@@ -9,14 +9,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import Row, bindparam, func, select
 
-from hub.errors import Conflict, NotFound, PermissionDenied, ValidationFailed, raises
-from hub.events.service import EventRecord, append_event, list_events
-from hub.identity.views import Actor, require_full_credential
+from hub.errors import (
+    Conflict,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+    raises,
+)
+from hub.events.service import (
+    About,
+    EventRecord,
+    list_events,
+    record_event,
+)
+from hub.identity.views import (
+    Actor,
+    require_full_credential,
+)
 from hub.ids import new_id
+from hub.inputs import clean_choice
 from hub.mapping import view_of
 from hub.projects._remotes import looks_like_remote, normalise_remote
 from hub.projects.errors import (
@@ -27,6 +42,7 @@ from hub.projects.errors import (
     StalePolicyRevision,
 )
 from hub.projects.tables import Project, ProjectAlias, ProjectPolicy, Repository
+from hub.projects.vocabulary import ProjectEvent, RecoveryMode, ReviewPolicy
 from hub.settings import (
     HEARTBEAT_SECONDS_RANGE,
     LEASE_SECONDS_RANGE,
@@ -34,11 +50,6 @@ from hub.settings import (
 )
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
-
-ReviewPolicy = Literal["NONE", "AGENT", "HUMAN", "AGENT_AND_HUMAN"]
-RecoveryMode = Literal["AGENT", "OPERATOR_RELEASE"]
-REVIEW_POLICIES: tuple[ReviewPolicy, ...] = ("NONE", "AGENT", "HUMAN", "AGENT_AND_HUMAN")
-RECOVERY_MODES: tuple[RecoveryMode, ...] = ("AGENT", "OPERATOR_RELEASE")
 
 
 @dataclass(frozen=True)
@@ -129,12 +140,11 @@ def create_project(
     for alias in clean_aliases:
         uow.session.add(ProjectAlias(project_id=project.id, alias=alias, created_at=now))
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=project.id,
-        kind="project.created",
-        subject_id=project.id,
-        actor_id=actor.principal_id,
+        ProjectEvent.CREATED,
+        About(project.id, project.id),
+        by=actor,
         payload={"name": name, "aliases": clean_aliases},
     )
     return _project_view(uow, project)
@@ -183,12 +193,11 @@ def add_alias(uow: UnitOfWork, actor: Actor, *, project_id: str, alias: str) -> 
     project = _lock_project(uow, project_id)
     (clean,) = _aliases([alias])
     _add_aliases(uow, project.id, [clean], repository_id=None)
-    append_event(
+    record_event(
         uow,
-        project_id=project.id,
-        kind="project.alias_added",
-        subject_id=project.id,
-        actor_id=actor.principal_id,
+        ProjectEvent.ALIAS_ADDED,
+        About(project.id, project.id),
+        by=actor,
         payload={"alias": clean},
     )
     return _project_view(uow, project)
@@ -278,12 +287,11 @@ def add_repository(
     uow.session.add(row)
     uow.session.flush()
     _add_aliases(uow, project.id, clean_aliases, repository_id=row.id)
-    append_event(
+    record_event(
         uow,
-        project_id=project.id,
-        kind="repository.added",
-        subject_id=row.id,
-        actor_id=actor.principal_id,
+        ProjectEvent.REPOSITORY_ADDED,
+        About(project.id, row.id),
+        by=actor,
         payload={"binding": remote.binding, "defaultBranch": branch, "aliases": clean_aliases},
     )
     return _repository_view(uow, row)
@@ -431,12 +439,11 @@ def set_project_policy(
     )
     project.policy_revision = revision
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=project.id,
-        kind="policy.set",
-        subject_id=project.id,
-        actor_id=actor.principal_id,
+        ProjectEvent.POLICY_SET,
+        About(project.id, project.id),
+        by=actor,
         payload={
             "revision": revision,
             "reviewPolicy": merged.review_policy,
@@ -460,11 +467,11 @@ def _default_policy(
     return ProjectPolicy(
         project_id=project_id,
         revision=1,
-        review_policy="AGENT",
+        review_policy=ReviewPolicy.AGENT,
         required_agent_approvals=1,
         required_human_approvals=1,
         human_may_approve_own_agent=False,
-        recovery_mode="AGENT",
+        recovery_mode=RecoveryMode.AGENT,
         lease_seconds=settings.lease_seconds,
         heartbeat_seconds=settings.heartbeat_seconds,
         max_watch_window_seconds=settings.max_watch_window_seconds,
@@ -480,10 +487,11 @@ def _validated_policy(current: PolicyView, change: PolicyChange) -> PolicyView:
         current,
         **{key: value for key, value in vars(change).items() if value is not None},
     )
-    if merged.review_policy not in REVIEW_POLICIES:
-        raise ValidationFailed("reviewPolicy", f"must be one of {', '.join(REVIEW_POLICIES)}")
-    if merged.recovery_mode not in RECOVERY_MODES:
-        raise ValidationFailed("recoveryMode", f"must be one of {', '.join(RECOVERY_MODES)}")
+    merged = replace(
+        merged,
+        review_policy=clean_choice("reviewPolicy", merged.review_policy, ReviewPolicy),
+        recovery_mode=clean_choice("recoveryMode", merged.recovery_mode, RecoveryMode),
+    )
     for field, value, low, high in (
         ("requiredAgentApprovals", merged.required_agent_approvals, 0, 10),
         ("requiredHumanApprovals", merged.required_human_approvals, 0, 10),

@@ -15,7 +15,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.storage.base import Base, UTCDateTime
+from hub.projects.vocabulary import RecoveryMode, ReviewPolicy
+from hub.storage.base import Base, UTCDateTime, Vocabulary, one_of
 
 
 class Project(Base):
@@ -67,20 +68,18 @@ class ProjectPolicy(Base):
 
     __tablename__ = "project_policies"
     __table_args__ = (
-        CheckConstraint(
-            "review_policy IN ('NONE', 'AGENT', 'HUMAN', 'AGENT_AND_HUMAN')", name="review_policy"
-        ),
-        CheckConstraint("recovery_mode IN ('AGENT', 'OPERATOR_RELEASE')", name="recovery_mode"),
+        CheckConstraint(one_of("review_policy", ReviewPolicy), name="review_policy"),
+        CheckConstraint(one_of("recovery_mode", RecoveryMode), name="recovery_mode"),
         CheckConstraint("heartbeat_seconds < lease_seconds", name="heartbeat_below_lease"),
     )
 
     project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"), primary_key=True)
     revision: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    review_policy: Mapped[str] = mapped_column(String(20))
+    review_policy: Mapped[ReviewPolicy] = mapped_column(Vocabulary(ReviewPolicy, 20))
     required_agent_approvals: Mapped[int] = mapped_column(Integer)
     required_human_approvals: Mapped[int] = mapped_column(Integer)
     human_may_approve_own_agent: Mapped[bool] = mapped_column(Boolean)
-    recovery_mode: Mapped[str] = mapped_column(String(20))
+    recovery_mode: Mapped[RecoveryMode] = mapped_column(Vocabulary(RecoveryMode, 20))
     lease_seconds: Mapped[int] = mapped_column(Integer)
     heartbeat_seconds: Mapped[int] = mapped_column(Integer)
     max_watch_window_seconds: Mapped[int] = mapped_column(Integer)

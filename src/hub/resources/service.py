@@ -28,12 +28,17 @@ from hub.errors import (
     ValidationFailed,
     raises,
 )
-from hub.events.service import append_event
+from hub.events.service import (
+    About,
+    record_event,
+    task_of,
+)
 from hub.idempotency import service as idempotency
 from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
-from hub.inputs import bounded_int, clean_label, clean_moment, clean_text
+from hub.inputs import bounded_int, clean_choice, clean_label, clean_moment, clean_text
 from hub.jobs import service as jobs
+from hub.jobs.vocabulary import ProducerStatus
 from hub.projects import service as projects
 from hub.resources.errors import (
     NotHeld,
@@ -42,19 +47,12 @@ from hub.resources.errors import (
     ResourcesBusy,
 )
 from hub.resources.tables import (
-    MODES,
-    SCOPES,
-    SHARED_SCOPES,
     CapacityObservation,
     Reservation,
     Resource,
 )
 from hub.resources.views import (
     BLOCKING,
-    HELD,
-    LAPSED,
-    RELEASED,
-    RESERVED,
     Acquisition,
     CapacityReading,
     JobReport,
@@ -65,8 +63,17 @@ from hub.resources.views import (
     reservation_view,
     resource_view,
 )
+from hub.resources.vocabulary import (
+    SHARED_SCOPES,
+    HoldClearance,
+    ReservationState,
+    ResourceEvent,
+    ResourceMode,
+    ResourceScope,
+)
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
+from hub.work.vocabulary import AttemptState
 
 MAX_REQUESTS = 50
 MAX_UNITS = 1_000_000_000
@@ -112,14 +119,12 @@ def define_resource(
 ) -> tuple[ResourceView, bool]:
     """Define a resource, or return the identical existing one (`False`: not created)."""
     require_full_credential(actor)
-    if cmd.scope not in SCOPES:
-        raise ValidationFailed("scope", f"must be one of {', '.join(SCOPES)}")
-    if cmd.mode not in MODES:
-        raise ValidationFailed("mode", f"must be one of {', '.join(MODES)}")
+    scope = clean_choice("scope", cmd.scope, ResourceScope)
+    mode = clean_choice("mode", cmd.mode, ResourceMode)
     key = clean_label("key", cmd.key, 300)
     unit = clean_label("unit", cmd.unit, 40, required=False)
     description = clean_text("description", cmd.description, 4000, required=False)
-    if cmd.mode == "CAPACITY":
+    if mode == ResourceMode.CAPACITY:
         if cmd.capacity is None:
             raise ValidationFailed("capacity", "a CAPACITY resource declares its capacity")
         capacity: int | None = bounded_int("capacity", cmd.capacity, 1, MAX_UNITS)
@@ -128,20 +133,20 @@ def define_resource(
     else:
         capacity = None
     projects.ensure_project_exists(uow, cmd.project_id)
-    identity_key = _identity_key(cmd.project_id, cmd.scope, key)
+    identity_key = _identity_key(cmd.project_id, scope, key)
     uow.no_lock_needed("a definition: its identity key's unique index tells twins apart")
     existing = uow.session.scalar(select(Resource).where(Resource.identity_key == identity_key))
     if existing is not None:
-        if (existing.mode, existing.capacity, existing.unit) != (cmd.mode, capacity, unit):
+        if (existing.mode, existing.capacity, existing.unit) != (mode, capacity, unit):
             raise ResourceDefinedDifferently(identity_key, existing.id)
         return _resource_view(existing), False
     row = Resource(
         id=new_id("res"),
         project_id=cmd.project_id,
-        scope=cmd.scope,
+        scope=scope,
         key=key,
         identity_key=identity_key,
-        mode=cmd.mode,
+        mode=mode,
         capacity=capacity,
         unit=unit,
         description=description,
@@ -150,12 +155,11 @@ def define_resource(
     )
     uow.session.add(row)
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=cmd.project_id,
-        kind="resource.defined",
-        subject_id=row.id,
-        actor_id=actor.principal_id,
+        ResourceEvent.DEFINED,
+        About(cmd.project_id, row.id),
+        by=actor,
         payload={"scope": row.scope, "key": key, "mode": row.mode, "capacity": capacity},
     )
     return _resource_view(row), True
@@ -204,7 +208,7 @@ def _acquire(
                 f"{where}.resourceId",
                 f"{resource.scope.lower()} resource {resource.id} belongs to another project",
             )
-        if resource.mode == "EXCLUSIVE" and units != 1:
+        if resource.mode == ResourceMode.EXCLUSIVE and units != 1:
             raise ValidationFailed(f"{where}.units", "an EXCLUSIVE resource is taken whole (1)")
         if resource.capacity is not None and units > resource.capacity:
             raise ValidationFailed(
@@ -227,7 +231,7 @@ def _acquire(
             taken = sum(row.units for row, _ in blocking) + wanted[resource_id] > resource.capacity
         if taken:
             blockers.append(resource_id)
-            if any(state == HELD for _, state in blocking):
+            if any(state == ReservationState.HELD for _, state in blocking):
                 held_ones.append(resource_id)
     if blockers:
         detail = f" ({', '.join(held_ones)} in a recovery hold)" if held_ones else ""
@@ -250,12 +254,11 @@ def _acquire(
     ]
     uow.session.add_all(rows)
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=attempt.project_id,
-        kind="resources.acquired",
-        subject_id=attempt.task_id,
-        actor_id=actor.principal_id,
+        ResourceEvent.ACQUIRED,
+        task_of(attempt),
+        by=actor,
         payload={
             "attempt": attempt.id,
             "job": cmd.job_id,
@@ -295,7 +298,7 @@ def require_reservations(
         if row.attempt_id != attempt_id:
             blockers.append(row.id)
             reasons.append(f"{row.id} is held by attempt {row.attempt_id}, not {attempt_id}")
-        elif state != RESERVED:
+        elif state != ReservationState.RESERVED:
             blockers.append(row.id)
             reasons.append(f"{row.id} is {state}")
         else:
@@ -354,12 +357,11 @@ def release_resources(
         row.release_reason = reason or "released by its attempt"
     uow.session.flush()
     if released:
-        append_event(
+        record_event(
             uow,
-            project_id=held.attempt.project_id,
-            kind="resources.released",
-            subject_id=held.attempt.task_id,
-            actor_id=actor.principal_id,
+            ResourceEvent.RELEASED,
+            task_of(held.attempt),
+            by=actor,
             payload={
                 "attempt": attempt_id,
                 "reservations": [row.id for row in released],
@@ -381,9 +383,9 @@ def clear_hold(
         raise PermissionDenied("only an operator clears a recovery hold")
     [row] = _reservations(uow, [reservation_id], lock=True)
     [(_, state, open_jobs)] = _judged(uow, [row])
-    if state != HELD:
+    if state != ReservationState.HELD:
         raise NotHeld(row.id, state)
-    _clear(uow, actor, row, how="OPERATOR", reason=reason, open_jobs=open_jobs)
+    _clear(uow, actor, row, how=HoldClearance.OPERATOR, reason=reason, open_jobs=open_jobs)
     return _views(uow, [row])[0]
 
 
@@ -441,10 +443,14 @@ def release_after_job(uow: UnitOfWork, actor: Actor, job: jobs.JobView) -> list[
         return []
     live = _attempt_live(uow, [job.attempt_id])[job.attempt_id]
     still_open = jobs.open_jobs_by_attempt(uow, [job.attempt_id])[job.attempt_id]
-    how = "PRODUCER_RESULT" if job.status == "FINISHED" else "REPORTED_EXIT"
+    how = (
+        HoldClearance.PRODUCER_RESULT
+        if job.status == ProducerStatus.FINISHED
+        else HoldClearance.REPORTED_EXIT
+    )
     why = (
         f"job {job.id} finished with exit status {job.exit_status}"
-        if job.status == "FINISHED"
+        if job.status == ProducerStatus.FINISHED
         else f"job {job.id}'s process was observed to have exited"
     )
     changed: list[Reservation] = []
@@ -465,7 +471,7 @@ def _clear(
     actor: Actor,
     row: Reservation,
     *,
-    how: str,
+    how: HoldClearance,
     reason: str,
     open_jobs: Sequence[str],
 ) -> None:
@@ -473,12 +479,11 @@ def _clear(
     row.release_reason = f"recovery hold cleared ({how})"
     row.hold_cleared_by = actor.principal_id
     row.hold_clear_reason = reason
-    append_event(
+    record_event(
         uow,
-        project_id=row.project_id,
-        kind="resource.hold_cleared",
-        subject_id=row.resource_id,
-        actor_id=actor.principal_id,
+        ResourceEvent.HOLD_CLEARED,
+        About(row.project_id, row.resource_id),
+        by=actor,
         payload={
             "reservation": row.id,
             "resource": row.resource_id,
@@ -538,12 +543,11 @@ def record_capacity_observation(
     )
     uow.session.add(row)
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=reporting_project,
-        kind="resource.capacity_observed",
-        subject_id=resource.id,
-        actor_id=actor.principal_id,
+        ResourceEvent.CAPACITY_OBSERVED,
+        About(reporting_project, resource.id),
+        by=actor,
         payload={
             "available": available,
             "total": total,
@@ -616,7 +620,7 @@ def task_reservations(uow: UnitOfWork, task_id: str) -> list[ReservationView]:
 
 def task_holds(uow: UnitOfWork, task_id: str) -> list[ReservationView]:
     """The task's reservations in a recovery hold now (for the recovery packet)."""
-    return [view for view in task_reservations(uow, task_id) if view.state == HELD]
+    return [view for view in task_reservations(uow, task_id) if view.state == ReservationState.HELD]
 
 
 # --- judging reservations -------------------------------------------------------------
@@ -626,7 +630,7 @@ def _attempt_live(uow: UnitOfWork, attempt_ids: Sequence[str]) -> dict[str, bool
     live: dict[str, bool] = {}
     for attempt_id in sorted(set(attempt_ids)):
         attempt = work.get_attempt(uow, attempt_id)
-        live[attempt_id] = attempt.state == "ACTIVE" and not attempt.lease_expired
+        live[attempt_id] = attempt.state == AttemptState.ACTIVE and not attempt.lease_expired
     return live
 
 
@@ -640,7 +644,7 @@ def _judged(
     judged: list[tuple[Reservation, str, tuple[str, ...]]] = []
     for row in rows:
         if row.released_at is not None:
-            judged.append((row, RELEASED, ()))
+            judged.append((row, ReservationState.RELEASED, ()))
             continue
         running = tuple(open_jobs.get(row.attempt_id, ()))
         if row.job_id is not None:
@@ -649,11 +653,11 @@ def _judged(
         else:
             keeping = running
         if live[row.attempt_id] and (row.job_id is None or keeping):
-            judged.append((row, RESERVED, keeping))
+            judged.append((row, ReservationState.RESERVED, keeping))
         elif keeping:
-            judged.append((row, HELD, keeping))
+            judged.append((row, ReservationState.HELD, keeping))
         else:
-            judged.append((row, LAPSED, ()))
+            judged.append((row, ReservationState.LAPSED, ()))
     return judged
 
 

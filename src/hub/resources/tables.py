@@ -22,22 +22,19 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.storage.base import Base, UTCDateTime, one_of
-
-SCOPES = ("WORKSTATION", "CHECKOUT", "PROJECT", "ENVIRONMENT")
-# Scopes whose key names something outside any one project.
-SHARED_SCOPES = ("WORKSTATION", "ENVIRONMENT")
-MODES = ("EXCLUSIVE", "CAPACITY")
+from hub.resources.vocabulary import ResourceMode, ResourceScope
+from hub.storage.base import Base, UTCDateTime, Vocabulary, one_of
 
 
 class Resource(Base):
     __tablename__ = "resources"
     __table_args__ = (
-        CheckConstraint(one_of("scope", SCOPES), name="scope"),
-        CheckConstraint(one_of("mode", MODES), name="mode"),
+        CheckConstraint(one_of("scope", ResourceScope), name="scope"),
+        CheckConstraint(one_of("mode", ResourceMode), name="mode"),
         # An exclusive resource has no units; a capacity resource has a positive total.
         CheckConstraint(
-            "(mode = 'EXCLUSIVE' AND capacity IS NULL) OR (mode = 'CAPACITY' AND capacity > 0)",
+            f"(mode = '{ResourceMode.EXCLUSIVE}' AND capacity IS NULL) "
+            f"OR (mode = '{ResourceMode.CAPACITY}' AND capacity > 0)",
             name="capacity",
         ),
         Index("ix_resources_project_id", "project_id"),
@@ -46,10 +43,10 @@ class Resource(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     # The project that defined it; shared-scope resources serve every project.
     project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
-    scope: Mapped[str] = mapped_column(String(12))
+    scope: Mapped[ResourceScope] = mapped_column(Vocabulary(ResourceScope, 12))
     key: Mapped[str] = mapped_column(String(300))
     identity_key: Mapped[str] = mapped_column(String(400), unique=True)
-    mode: Mapped[str] = mapped_column(String(10))
+    mode: Mapped[ResourceMode] = mapped_column(Vocabulary(ResourceMode, 10))
     capacity: Mapped[int | None] = mapped_column(Integer)
     unit: Mapped[str] = mapped_column(String(40), default="")
     description: Mapped[str] = mapped_column(Text, default="")

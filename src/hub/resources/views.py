@@ -18,18 +18,18 @@ from datetime import datetime
 from hub.jobs.service import JobView
 from hub.mapping import view_of
 from hub.resources.tables import CapacityObservation, Reservation, Resource
+from hub.resources.vocabulary import ReservationState, ResourceMode, ResourceScope
 
-RESERVED, HELD, LAPSED, RELEASED = "RESERVED", "HELD", "LAPSED", "RELEASED"
-BLOCKING = (RESERVED, HELD)
+BLOCKING = (ReservationState.RESERVED, ReservationState.HELD)
 
 
 @dataclass(frozen=True)
 class ResourceView:
     id: str
     project_id: str
-    scope: str
+    scope: ResourceScope
     key: str
-    mode: str
+    mode: ResourceMode
     capacity: int | None
     unit: str
     description: str
@@ -47,7 +47,7 @@ class ReservationView:
     attempt_id: str
     job_id: str | None
     units: int
-    state: str
+    state: ReservationState
     open_job_ids: tuple[str, ...]
     acquired_at: datetime
     acquired_by: str

@@ -23,24 +23,28 @@ from hub.errors import (
     ValidationFailed,
     raises,
 )
-from hub.events.service import append_event
+from hub.events.service import (
+    record_event,
+    task_of,
+)
 from hub.idempotency import service as idempotency
 from hub.idempotency.service import Keyed
 from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
-from hub.inputs import clean_label, clean_list, clean_text
+from hub.inputs import clean_choice, clean_label, clean_list, clean_text
 from hub.jobs import service as jobs
 from hub.mapping import view_of
 from hub.projects import service as projects
+from hub.projects.vocabulary import ReviewPolicy
+from hub.review import vocabulary
 from hub.review.errors import ObsoleteSubmission
 from hub.review.tables import Finding, HumanReviewRequest, Review
+from hub.review.vocabulary import REQUIRED_SEVERITIES, FindingSeverity, ReviewerKind, ReviewEvent
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
+from hub.work.vocabulary import SubmissionOutcome, TaskKind, TaskState
 
-DECISIONS = ("APPROVE", "REJECT")
-SEVERITIES = ("BLOCKER", "MAJOR", "MINOR", "NOTE")
-# Findings that must be resolved before the work may be integrated.
-REQUIRED_SEVERITIES = ("BLOCKER", "MAJOR")
+_APPROVE = vocabulary.ReviewDecision.APPROVE
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ class FindingView:
     review_id: str
     submission_id: str
     task_id: str
-    severity: str
+    severity: FindingSeverity
     title: str
     detail: str
     remedy: str
@@ -93,11 +97,11 @@ class ReviewView:
     submission_id: str
     task_id: str
     candidate_revision: str | None
-    reviewer_kind: str
+    reviewer_kind: ReviewerKind
     principal_id: str
     session_id: str | None
     attempt_id: str | None
-    decision: str
+    decision: vocabulary.ReviewDecision
     summary: str
     evidence: tuple[str, ...]
     evidence_ids: tuple[str, ...]
@@ -183,7 +187,7 @@ def submit_review(
     def execute(_: None) -> ReviewView:
         held = work.hold_attempt(uow, actor, attempt_id=attempt_id, generation=generation)
         review_task = held.task
-        if review_task.kind != "REVIEW":
+        if review_task.kind != TaskKind.REVIEW:
             raise ValidationFailed("attemptId", f"attempt {attempt_id} is not on a review task")
         subject = work.subject_of(uow, review_task.id)
         if subject.id != decision.submission_id:
@@ -194,7 +198,9 @@ def submit_review(
         _require_current(uow, subject)
         reviewer = work.Reviewer.agent(held.attempt.session_id, attempt_id)
         work.require_independent(uow, subject.id, reviewer)
-        review = _record(uow, actor, subject, decision, kind="AGENT", attempt_id=attempt_id)
+        review = _record(
+            uow, actor, subject, decision, kind=ReviewerKind.AGENT, attempt_id=attempt_id
+        )
         work.finish_workflow_attempt(
             uow, attempt_id, f"reviewed: {decision.decision}", actor_id=actor.principal_id
         )
@@ -261,14 +267,14 @@ def record_human_review(uow: UnitOfWork, actor: Actor, decision: ReviewDecision)
         work.Reviewer.person(
             actor.principal_id,
             actor.principal_name,
-            verb="approve" if decision.decision == "APPROVE" else "reject",
+            verb="approve" if decision.decision == vocabulary.ReviewDecision.APPROVE else "reject",
             own_work_allowed=policy.human_may_approve_own_agent,
         ),
     )
     earlier = uow.session.scalar(
         select(Review.id).where(
             Review.submission_id == subject.id,
-            Review.reviewer_kind == "HUMAN",
+            Review.reviewer_kind == ReviewerKind.HUMAN,
             Review.principal_id == actor.principal_id,
         )
     )
@@ -277,7 +283,7 @@ def record_human_review(uow: UnitOfWork, actor: Actor, decision: ReviewDecision)
             f"{actor.principal_name} already decided on submission {subject.id} (review "
             f"{earlier}); a second decision by the same person does not count again"
         )
-    review = _record(uow, actor, subject, decision, kind="HUMAN", attempt_id=None)
+    review = _record(uow, actor, subject, decision, kind=ReviewerKind.HUMAN, attempt_id=None)
     _settle(uow, subject, actor)
     return review
 
@@ -299,12 +305,11 @@ def request_human_review(
     )
     uow.session.add(request)
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=subject.project_id,
-        kind="review.human_requested",
-        subject_id=subject.task_id,
-        actor_id=actor.principal_id,
+        ReviewEvent.HUMAN_REQUESTED,
+        task_of(subject),
+        by=actor,
         payload={"submission": subject.id, "request": request.id},
     )
     return review_status(uow, subject.id)
@@ -343,12 +348,11 @@ def resolve_finding(
         row.proposed_by = actor.principal_id
         row.proposed_at = now
         uow.session.flush()
-        append_event(
+        record_event(
             uow,
-            project_id=row.project_id,
-            kind="finding.resolution_proposed",
-            subject_id=row.task_id,
-            actor_id=actor.principal_id,
+            ReviewEvent.FINDING_RESOLUTION_PROPOSED,
+            task_of(row),
+            by=actor,
             payload={"finding": row.id, "severity": row.severity},
         )
         return _finding_view(row)
@@ -357,13 +361,8 @@ def resolve_finding(
     row.resolved_by = actor.principal_id
     row.resolved_at = now
     uow.session.flush()
-    append_event(
-        uow,
-        project_id=row.project_id,
-        kind="finding.resolved",
-        subject_id=row.task_id,
-        actor_id=actor.principal_id,
-        payload={"finding": row.id},
+    record_event(
+        uow, ReviewEvent.FINDING_RESOLVED, task_of(row), by=actor, payload={"finding": row.id}
     )
     current = work.current_submission(uow, row.task_id)
     if current is not None:
@@ -399,11 +398,11 @@ def _reviews_later_submission(uow: UnitOfWork, actor: Actor, row: Finding) -> bo
         s.id
         for s in work.list_submissions(uow, row.task_id)
         if (s.created_at, s.id) > (raised_on.created_at, raised_on.id)
-        and s.outcome == "DELIVERED"
+        and s.outcome == SubmissionOutcome.DELIVERED
     ]
     for submission_id in later:
         if actor.session_id is not None and actor.session_id in work.workflow_sessions(
-            uow, submission_id, "REVIEW"
+            uow, submission_id, TaskKind.REVIEW
         ):
             return True
         reviewed = uow.session.scalar(
@@ -428,10 +427,9 @@ def repin_submission_policy(
     reason = clean_text("reason", reason, 2000)
     subject = work.lock_submission(uow, submission_id)
     task = work.get_task(uow, subject.task_id)
-    if task.state != "AWAITING_REVIEW":
+    if task.state != TaskState.AWAITING_REVIEW:
         raise InvalidTransition(
-            f"task {task.id} is {task.state}: only a submission still awaiting review is "
-            "re-pinned"
+            f"task {task.id} is {task.state}: only a submission still awaiting review is re-pinned"
         )
     _require_current(uow, subject)
     policy = projects.get_policy(uow, subject.project_id)
@@ -440,12 +438,11 @@ def repin_submission_policy(
             f"submission {subject.id} is already pinned to policy revision {policy.revision}"
         )
     work.repin_submission(uow, subject.id, policy, reason=reason)
-    append_event(
+    record_event(
         uow,
-        project_id=subject.project_id,
-        kind="review.policy_repinned",
-        subject_id=subject.task_id,
-        actor_id=actor.principal_id,
+        ReviewEvent.POLICY_REPINNED,
+        task_of(subject),
+        by=actor,
         payload={
             "submission": subject.id,
             "from": subject.policy_revision,
@@ -473,15 +470,15 @@ def _record(
     subject: work.SubmissionView,
     decision: ReviewDecision,
     *,
-    kind: str,
+    kind: ReviewerKind,
     attempt_id: str | None,
 ) -> ReviewView:
-    if decision.decision not in DECISIONS:
+    if decision.decision not in tuple(vocabulary.ReviewDecision):
         raise ValidationFailed("decision", "must be APPROVE or REJECT")
     findings = [_clean_finding(index, f) for index, f in enumerate(decision.findings)]
     if len(findings) > 100:
         raise ValidationFailed("findings", "must have at most 100 items")
-    if decision.decision == "REJECT" and not findings:
+    if decision.decision == vocabulary.ReviewDecision.REJECT and not findings:
         raise ValidationFailed("findings", "a rejection names at least one finding")
     now = uow.now()
     review = Review(
@@ -494,7 +491,7 @@ def _record(
         principal_id=actor.principal_id,
         session_id=actor.session_id,
         attempt_id=attempt_id,
-        decision=decision.decision,
+        decision=vocabulary.ReviewDecision(decision.decision),
         summary=clean_text("summary", decision.summary, 20_000),
         evidence=clean_list("evidence", decision.evidence, max_items=50, max_length=2000),
         evidence_ids=_existing_evidence(uow, subject.project_id, decision.evidence_ids),
@@ -519,12 +516,11 @@ def _record(
             )
         )
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=subject.project_id,
-        kind="review.recorded",
-        subject_id=subject.task_id,
-        actor_id=actor.principal_id,
+        ReviewEvent.RECORDED,
+        task_of(subject),
+        by=actor,
         payload={
             "review": review.id,
             "submission": subject.id,
@@ -538,10 +534,8 @@ def _record(
 
 def _clean_finding(index: int, finding: NewFinding) -> NewFinding:
     field_name = f"findings[{index}]"
-    if finding.severity not in SEVERITIES:
-        raise ValidationFailed(f"{field_name}.severity", f"must be one of {', '.join(SEVERITIES)}")
     return NewFinding(
-        severity=finding.severity,
+        severity=clean_choice(f"{field_name}.severity", finding.severity, FindingSeverity),
         title=clean_label(f"{field_name}.title", finding.title, 300),
         remedy=clean_text(f"{field_name}.remedy", finding.remedy, 10_000),
         detail=clean_text(f"{field_name}.detail", finding.detail, 20_000, required=False),
@@ -549,20 +543,20 @@ def _clean_finding(index: int, finding: NewFinding) -> NewFinding:
 
 
 def _require_current(uow: UnitOfWork, subject: work.SubmissionView) -> None:
-    if subject.outcome != "DELIVERED":
+    if subject.outcome != SubmissionOutcome.DELIVERED:
         raise ValidationFailed("submissionId", f"submission {subject.id} delivered no candidate")
     current = work.current_submission(uow, subject.task_id)
     if current is None or current.id != subject.id:
         raise ObsoleteSubmission(subject.id, current.id if current else None)
     task = work.get_task(uow, subject.task_id)
-    if task.state != "AWAITING_REVIEW":
+    if task.state != TaskState.AWAITING_REVIEW:
         raise ObsoleteSubmission(subject.id, f"task is {task.state}")
 
 
 def _settle(uow: UnitOfWork, subject: work.SubmissionView, actor: Actor) -> None:
     """Move the implementation on once the decisions so far settle it."""
     task = work.get_task(uow, subject.task_id)
-    if task.state != "AWAITING_REVIEW":
+    if task.state != TaskState.AWAITING_REVIEW:
         return
     status = review_status(uow, subject.id)
     if status.rejected:
@@ -585,15 +579,23 @@ def review_status(uow: UnitOfWork, submission_id: str) -> ReviewStatus:
     reviews = uow.session.scalars(select(Review).where(Review.submission_id == subject.id)).all()
     # Required approvals are distinct reviewers: one person or session counts once.
     agent_approvals = len(
-        {r.session_id for r in reviews if r.reviewer_kind == "AGENT" and r.decision == "APPROVE"}
+        {
+            r.session_id
+            for r in reviews
+            if r.reviewer_kind == ReviewerKind.AGENT and r.decision == _APPROVE
+        }
     )
     human_approvals = len(
-        {r.principal_id for r in reviews if r.reviewer_kind == "HUMAN" and r.decision == "APPROVE"}
+        {
+            r.principal_id
+            for r in reviews
+            if r.reviewer_kind == ReviewerKind.HUMAN and r.decision == _APPROVE
+        }
     )
 
-    rejected = any(r.decision == "REJECT" for r in reviews)
-    needs_agent = policy.review_policy in ("AGENT", "AGENT_AND_HUMAN")
-    needs_human = policy.review_policy in ("HUMAN", "AGENT_AND_HUMAN")
+    rejected = any(r.decision == vocabulary.ReviewDecision.REJECT for r in reviews)
+    needs_agent = policy.review_policy in (ReviewPolicy.AGENT, ReviewPolicy.AGENT_AND_HUMAN)
+    needs_human = policy.review_policy in (ReviewPolicy.HUMAN, ReviewPolicy.AGENT_AND_HUMAN)
     required_agent = policy.required_agent_approvals if needs_agent else 0
     required_human = policy.required_human_approvals if needs_human else 0
     unresolved = unresolved_required_findings(uow, subject.task_id)

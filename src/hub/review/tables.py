@@ -13,7 +13,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.storage.base import Base, JSONDocument, UTCDateTime
+from hub.review.vocabulary import FindingSeverity, ReviewDecision, ReviewerKind
+from hub.storage.base import Base, JSONDocument, UTCDateTime, Vocabulary, one_of
 
 
 class Review(Base):
@@ -25,8 +26,8 @@ class Review(Base):
             ["project_id", "submission_id"], ["submissions.project_id", "submissions.id"]
         ),
         ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
-        CheckConstraint("decision IN ('APPROVE', 'REJECT')", name="decision"),
-        CheckConstraint("reviewer_kind IN ('AGENT', 'HUMAN')", name="reviewer_kind"),
+        CheckConstraint(one_of("decision", ReviewDecision), name="decision"),
+        CheckConstraint(one_of("reviewer_kind", ReviewerKind), name="reviewer_kind"),
         Index("ix_reviews_submission_id", "submission_id"),
     )
 
@@ -35,11 +36,11 @@ class Review(Base):
     submission_id: Mapped[str] = mapped_column(String(40))
     task_id: Mapped[str] = mapped_column(String(40))  # the implementation task
     candidate_revision: Mapped[str | None] = mapped_column(String(64))
-    reviewer_kind: Mapped[str] = mapped_column(String(8))
+    reviewer_kind: Mapped[ReviewerKind] = mapped_column(Vocabulary(ReviewerKind, 8))
     principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
     session_id: Mapped[str | None] = mapped_column(ForeignKey("agent_sessions.id"))
     attempt_id: Mapped[str | None] = mapped_column(String(40))
-    decision: Mapped[str] = mapped_column(String(8))
+    decision: Mapped[ReviewDecision] = mapped_column(Vocabulary(ReviewDecision, 8))
     summary: Mapped[str] = mapped_column(Text)
     evidence: Mapped[list[str]] = mapped_column(JSONDocument, default=list)
     # Evidence records (ids, same project) the reviewer inspected.
@@ -52,7 +53,7 @@ class Finding(Base):
     __tablename__ = "findings"
     __table_args__ = (
         ForeignKeyConstraint(["review_id"], ["reviews.id"]),
-        CheckConstraint("severity IN ('BLOCKER', 'MAJOR', 'MINOR', 'NOTE')", name="severity"),
+        CheckConstraint(one_of("severity", FindingSeverity), name="severity"),
         Index("ix_findings_task_id", "task_id"),
         Index("ix_findings_review_id", "review_id"),
     )
@@ -62,7 +63,7 @@ class Finding(Base):
     review_id: Mapped[str] = mapped_column(String(40))
     submission_id: Mapped[str] = mapped_column(String(40))
     task_id: Mapped[str] = mapped_column(String(40))
-    severity: Mapped[str] = mapped_column(String(8))
+    severity: Mapped[FindingSeverity] = mapped_column(Vocabulary(FindingSeverity, 8))
     title: Mapped[str] = mapped_column(String(300))
     detail: Mapped[str] = mapped_column(Text, default="")
     remedy: Mapped[str] = mapped_column(Text)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
-from sqlalchemy import JSON, DateTime, MetaData, Table, TypeDecorator
+from sqlalchemy import JSON, DateTime, MetaData, String, Table, TypeDecorator
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase
@@ -59,9 +61,32 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
-def one_of(column: str, values: tuple[str, ...]) -> str:
-    """The SQL of a CHECK constraint keeping `column` to a closed set of names."""
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+def one_of(column: str, values: Iterable[str]) -> str:
+    """The SQL of a CHECK constraint keeping `column` to a closed set of names (a
+    module's vocabulary, `one_of("state", TaskState)`, or a subset of it)."""
+    return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class Vocabulary(TypeDecorator[E]):
+    """A column holding one name of a module's vocabulary (a `StrEnum`): stored as its
+    string in a plain `VARCHAR(length)` (the CHECK constraint, `one_of`, keeps it to the
+    vocabulary), read back as the enum member."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, vocabulary: type[E], length: int) -> None:
+        super().__init__(length)
+        self.vocabulary = vocabulary
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else str(value)
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> E | None:
+        return None if value is None else self.vocabulary(value)
 
 
 JSONDocument = JSON().with_variant(JSONB(), "postgresql")

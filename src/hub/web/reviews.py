@@ -24,6 +24,7 @@ from hub.integration import service as integration
 from hub.jobs import service as jobs
 from hub.projects import service as projects
 from hub.review import service as review
+from hub.review.vocabulary import REQUIRED_SEVERITIES, FindingSeverity
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
 from hub.web.review_form import DecisionForm, refusal_status
@@ -31,6 +32,7 @@ from hub.web.signin import require_viewer
 from hub.web.templates import render
 from hub.work import service as work
 from hub.work.views import CheckpointView, SubmissionView, WorktreeView
+from hub.work.vocabulary import SubmissionOutcome, TaskState
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,7 @@ def _closed_because(
     """Why the page offers no decision form. The service enforces the same rule
     (`record_human_review` refuses obsolete submissions); this only spares a person
     filling in a form that cannot be accepted."""
-    if submission.outcome != "DELIVERED":
+    if submission.outcome != SubmissionOutcome.DELIVERED:
         return (
             f"This submission reported {submission.outcome} and delivered no candidate "
             "revision: there is nothing to approve."
@@ -187,7 +189,7 @@ def _closed_because(
             "candidate. Reviews apply only to the submission they name, so a decision "
             "recorded here could not approve the current one."
         )
-    if task.state != "AWAITING_REVIEW":
+    if task.state != TaskState.AWAITING_REVIEW:
         return f"Review of this submission is settled: the task is now {task.state}."
     return None
 
@@ -253,8 +255,8 @@ def _show(
         "page": page,
         "form": form,
         "recorded": recorded,
-        "severities": review.SEVERITIES,
-        "required_severities": review.REQUIRED_SEVERITIES,
+        "severities": tuple(FindingSeverity),
+        "required_severities": REQUIRED_SEVERITIES,
     }
     return render(request, "submission.html", context, status_code=status_code)
 

@@ -33,6 +33,7 @@ from hub.work._tasks import task_view
 from hub.work.errors import AttemptLeaseExpired, AttemptSuperseded, DispositionRequired
 from hub.work.tables import Attempt, Task
 from hub.work.views import AttemptResult, AttemptView, attempt_view
+from hub.work.vocabulary import AttemptKind, AttemptState
 
 
 @dataclass
@@ -77,14 +78,14 @@ def check_authority(held: Held, generation: int, *, needs_disposition: bool = Tr
         )
     if task.generation != attempt.generation:
         raise AttemptSuperseded(attempt.id, attempt.generation, task.generation)
-    if attempt.state != "ACTIVE" or task.current_attempt_id != attempt.id:
+    if attempt.state != AttemptState.ACTIVE or task.current_attempt_id != attempt.id:
         raise InvalidTransition(
             f"attempt {attempt.id} is {attempt.state}: a terminal attempt takes no changes "
             "(addRecoveryNote is the one exception)"
         )
     if not attempt.lease_valid_at(now):
         raise AttemptLeaseExpired(attempt.id, attempt.expires_at.isoformat())
-    if needs_disposition and attempt.kind == "RECOVERY" and attempt.disposition is None:
+    if needs_disposition and attempt.kind == AttemptKind.RECOVERY and attempt.disposition is None:
         raise DispositionRequired(attempt.id)
 
 
@@ -134,7 +135,7 @@ def own_live_attempt(uow: UnitOfWork, actor: Actor, task_id: str) -> AttemptView
     return attempt
 
 
-def end_held_attempt(uow: UnitOfWork, held: Held, state: str, reason: str) -> None:
+def end_held_attempt(uow: UnitOfWork, held: Held, state: AttemptState, reason: str) -> None:
     """End the held attempt; the task keeps no current attempt (the caller sets its next
     state in the same flush: the CHECK on tasks holds state and current attempt together)."""
     end_attempt(held.attempt, state, reason, held.now)

@@ -28,12 +28,13 @@ from hub.errors import (
     ValidationFailed,
     raises,
 )
-from hub.events.service import append_event
+from hub.events.service import record_event
 from hub.idempotency import service as idempotency
 from hub.identity import service as identity
 from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.projects import service as projects
+from hub.projects.vocabulary import RecoveryMode
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._authority import view_of
@@ -45,6 +46,7 @@ from hub.work._tasks import ready_tasks, task_view
 from hub.work.errors import NoEligibleTask, RecoveryRequired, TaskOwned
 from hub.work.tables import Attempt, Task, TaskPrerequisite
 from hub.work.views import ClaimResult, RecoveryClaim
+from hub.work.vocabulary import AttemptKind, AttemptState, TaskKind, TaskState, WorkEvent
 
 
 @dataclass(frozen=True)
@@ -93,15 +95,14 @@ def _claim(
         task = found
     now = uow.now()
     _check_session_limit(uow, session.id, policy.max_active_attempts_per_session, now)
-    if task.kind == "REVIEW" and task.subject_submission_id is not None:
+    if task.kind == TaskKind.REVIEW and task.subject_submission_id is not None:
         require_independent(uow, task.subject_submission_id, Reviewer.agent(session.id))
-    attempt = _start_attempt(uow, task, session, policy, now, kind="FRESH", recovers=None)
-    append_event(
+    attempt = _start_attempt(uow, task, session, policy, now, kind=AttemptKind.FRESH, recovers=None)
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="attempt.claimed",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.ATTEMPT_CLAIMED,
+        task,
+        by=actor,
         payload={"attempt": attempt.id, "generation": attempt.generation, "session": session.id},
     )
     return ClaimResult(task_view(uow, task), view_of(uow, attempt, task), replay=False)
@@ -139,13 +140,13 @@ def _recover(
     task = lock_task(uow, task_id)
     now = uow.now()
     current = uow.session.get(Attempt, task.current_attempt_id) if task.current_attempt_id else None
-    if task.state != "IN_PROGRESS" or current is None:
+    if task.state != TaskState.IN_PROGRESS or current is None:
         raise InvalidTransition(f"task {task.id} is {task.state}, not a recovery candidate")
     if current.lease_valid_at(now):
         raise TaskOwned(task.id, current.id, current.expires_at)
     policy = projects.get_policy(uow, task.project_id)
     if (
-        policy.recovery_mode == "OPERATOR_RELEASE"
+        policy.recovery_mode == RecoveryMode.OPERATOR_RELEASE
         and task.recovery_released_generation != task.generation
     ):
         raise PermissionDenied(
@@ -153,15 +154,18 @@ def _recover(
             "before a recovery claim (releaseTask)"
         )
     _check_session_limit(uow, session.id, policy.max_active_attempts_per_session, now)
-    end_attempt(current, "SUPERSEDED", "lease ended; superseded by a recovery claim", now)
+    end_attempt(
+        current, AttemptState.SUPERSEDED, "lease ended; superseded by a recovery claim", now
+    )
     uow.session.flush()  # free the one-active-attempt slot before the new attempt is inserted
-    attempt = _start_attempt(uow, task, session, policy, now, kind="RECOVERY", recovers=current.id)
-    append_event(
+    attempt = _start_attempt(
+        uow, task, session, policy, now, kind=AttemptKind.RECOVERY, recovers=current.id
+    )
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="attempt.recovery_claimed",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.ATTEMPT_RECOVERY_CLAIMED,
+        task,
+        by=actor,
         payload={"attempt": attempt.id, "generation": attempt.generation, "expired": current.id},
     )
     claim = ClaimResult(task_view(uow, task), view_of(uow, attempt, task), replay=False)
@@ -184,14 +188,14 @@ def _replayed_claim(uow: UnitOfWork, actor: Actor, attempt_id: str) -> ClaimResu
 
 
 def _check_claimable(uow: UnitOfWork, task: Task, now: datetime) -> None:
-    if task.state == "IN_PROGRESS":
+    if task.state == TaskState.IN_PROGRESS:
         current = require_attempt(uow, task.current_attempt_id or "")
         if not current.lease_valid_at(now):
             raise RecoveryRequired(task.id)
         raise TaskOwned(task.id, current.id, current.expires_at)
-    if task.state in ("DONE", "CLOSED"):
+    if task.state in (TaskState.DONE, TaskState.CLOSED):
         raise InvalidTransition(f"task {task.id} is {task.state}")
-    if task.state in ("AWAITING_REVIEW", "AWAITING_INTEGRATION"):
+    if task.state in (TaskState.AWAITING_REVIEW, TaskState.AWAITING_INTEGRATION):
         raise InvalidTransition(
             f"task {task.id} is {task.state}: its submission moves on through review "
             "and integration"
@@ -200,7 +204,7 @@ def _check_claimable(uow: UnitOfWork, task: Task, now: datetime) -> None:
         waiting = uow.session.scalars(
             select(Task.id)
             .join(TaskPrerequisite, TaskPrerequisite.prerequisite_id == Task.id)
-            .where(TaskPrerequisite.task_id == task.id, Task.state != "DONE")
+            .where(TaskPrerequisite.task_id == task.id, Task.state != TaskState.DONE)
             .order_by(Task.id)
         ).all()
         children = uow.session.scalars(
@@ -208,7 +212,7 @@ def _check_claimable(uow: UnitOfWork, task: Task, now: datetime) -> None:
             .where(
                 Task.parent_id == task.id,
                 Task.required.is_(True),
-                Task.state != "DONE",
+                Task.state != TaskState.DONE,
             )
             .order_by(Task.id)
         ).all()
@@ -225,7 +229,7 @@ def _next_eligible(kinds: tuple[str, ...], dialect: str) -> Select[Task]:
         .where(
             # Never offered a review it would be refused (`independence`).
             ~(
-                (Task.kind == "REVIEW")
+                (Task.kind == TaskKind.REVIEW)
                 & func.coalesce(Task.subject_submission_id, "").in_(
                     excluded_submissions(bindparam("session"))
                 )
@@ -243,7 +247,7 @@ def _next_eligible(kinds: tuple[str, ...], dialect: str) -> Select[Task]:
 _ATTEMPTS = table_of(Attempt)
 _LIVE_ATTEMPTS_OF_SESSION = select(_ATTEMPTS.c.id).where(
     _ATTEMPTS.c.session_id == bindparam("session"),
-    _ATTEMPTS.c.state == "ACTIVE",
+    _ATTEMPTS.c.state == AttemptState.ACTIVE,
     # The lease rule's SQL form, bound to the operation's instant.
     Attempt.lease_valid_at(cast(datetime, bindparam("now"))),
 )
@@ -266,7 +270,7 @@ def _start_attempt(
     policy: projects.PolicyView,
     now: datetime,
     *,
-    kind: str,
+    kind: AttemptKind,
     recovers: str | None,
 ) -> Attempt:
     generation = task.generation + 1
@@ -279,7 +283,7 @@ def _start_attempt(
         workstation=session.workstation,
         kind=kind,
         generation=generation,
-        state="ACTIVE",
+        state=AttemptState.ACTIVE,
         lease_seconds=policy.lease_seconds,
         heartbeat_seconds=policy.heartbeat_seconds,
         expires_at=now + timedelta(seconds=policy.lease_seconds),
@@ -293,7 +297,7 @@ def _start_attempt(
     # The state/current-attempt pair is written together (and a CHECK holds them so), and
     # with the new generation: one UPDATE of the (already locked) task row.
     task.generation = generation
-    task.state = "IN_PROGRESS"
+    task.state = TaskState.IN_PROGRESS
     task.current_attempt_id = attempt.id
     task.updated_at = now
     uow.session.flush()

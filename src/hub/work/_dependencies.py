@@ -15,13 +15,19 @@ from __future__ import annotations
 from sqlalchemy import bindparam, select, text
 
 from hub.errors import InvalidTransition, NotFound, PermissionDenied, ValidationFailed
-from hub.events.service import append_event
-from hub.identity.views import Actor, require_full_credential
+from hub.events.service import (
+    record_event,
+)
+from hub.identity.views import (
+    Actor,
+    require_full_credential,
+)
 from hub.inputs import clean_text
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._rows import lock_task, require_task
 from hub.work.errors import CycleRefused
 from hub.work.tables import Task, TaskPrerequisite
+from hub.work.vocabulary import TaskKind, TaskState, WorkEvent
 
 _REACHES = text(
     """
@@ -48,12 +54,11 @@ def add_prerequisite(
     task = lock_task(uow, task.id)
     _guard_active_work(uow, actor, task, override_reason, "adding a prerequisite")
     add_edge(uow, task, prerequisite_id, new_task=False)
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="task.prerequisite_added",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.TASK_PREREQUISITE_ADDED,
+        task,
+        by=actor,
         payload={"prerequisite": prerequisite_id, "override": override_reason},
     )
     return task
@@ -76,15 +81,14 @@ def remove_prerequisite(
     _guard_active_work(uow, actor, task, override_reason, "removing a prerequisite")
     prerequisite = lock_task(uow, prerequisite_id)
     uow.session.delete(edge)
-    if prerequisite.state != "DONE":
+    if prerequisite.state != TaskState.DONE:
         task.blocked_count -= 1
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="task.prerequisite_removed",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.TASK_PREREQUISITE_REMOVED,
+        task,
+        by=actor,
         payload={"prerequisite": prerequisite_id, "override": override_reason},
     )
     return task
@@ -116,7 +120,7 @@ def add_edge(uow: UnitOfWork, task: Task, prerequisite_id: str, *, new_task: boo
             created_at=uow.now(),
         )
     )
-    if prerequisite.state != "DONE":
+    if prerequisite.state != TaskState.DONE:
         task.blocked_count += 1
     uow.session.flush()
 
@@ -127,12 +131,12 @@ def attach_to_parent(uow: UnitOfWork, child: Task, parent_id: str) -> None:
         raise NotFound("task", parent_id)
     if parent.project_id != child.project_id:
         raise ValidationFailed("parentId", f"parent {parent_id} belongs to another project")
-    if parent.kind != "OBJECTIVE":
+    if parent.kind != TaskKind.OBJECTIVE:
         raise ValidationFailed(
             "parentId", f"parent {parent_id} is a {parent.kind}, not an OBJECTIVE"
         )
     parent = lock_task(uow, parent.id)
-    if parent.state in ("DONE", "CLOSED"):
+    if parent.state in (TaskState.DONE, TaskState.CLOSED):
         raise InvalidTransition(f"parent {parent.id} is {parent.state}; it takes no new children")
     if parent.current_attempt_id is not None:
         raise InvalidTransition(
@@ -150,8 +154,8 @@ def change_requiredness(
 ) -> None:
     """Whether a child is required for its parent. A closed child that was never done
     keeps a parent blocked; only an operator, saying why, lets the parent go without it."""
-    if child.parent_id is not None and child.state != "DONE":
-        if child.state == "CLOSED" and not required:
+    if child.parent_id is not None and child.state != TaskState.DONE:
+        if child.state == TaskState.CLOSED and not required:
             if not actor.is_operator:
                 raise PermissionDenied(
                     f"child {child.id} was closed without being done: only an operator may "
@@ -164,7 +168,7 @@ def change_requiredness(
         parent = lock_task(uow, child.parent_id)
         if parent.current_attempt_id is not None:
             raise InvalidTransition(f"parent {parent.id} has a current attempt")
-        if parent.state in ("DONE", "CLOSED"):
+        if parent.state in (TaskState.DONE, TaskState.CLOSED):
             raise InvalidTransition(f"parent {parent.id} is {parent.state}")
         parent.blocked_count += 1 if required else -1
     child.required = required

@@ -27,6 +27,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work.errors import NotIndependent
 from hub.work.tables import Attempt, Submission, Task
+from hub.work.vocabulary import TaskKind
 
 CONTRIBUTED = "CONTRIBUTED"
 REVIEWS = "REVIEWS"
@@ -50,7 +51,7 @@ _CONFLICTS = union_all(
     _attempts(Submission.id, CONTRIBUTED).join(Attempt, Attempt.task_id == Submission.task_id),
     _attempts(Task.subject_submission_id, REVIEWS)
     .join(Attempt, Attempt.task_id == Task.id)
-    .where(Task.kind == "REVIEW"),
+    .where(Task.kind == TaskKind.REVIEW),
 ).subquery("reviewer_conflicts")
 
 # Prebuilt: a review claim, every review and every human decision run one of these.

@@ -18,12 +18,14 @@ from hub.errors import (
     ValidationFailed,
     raises,
 )
-from hub.events.service import append_event
+from hub.events.service import (
+    record_event,
+)
 from hub.idempotency import service as idempotency
 from hub.identity import service as identity
 from hub.identity.views import Actor
 from hub.ids import new_id
-from hub.inputs import clean_branch, clean_revision, clean_text
+from hub.inputs import clean_branch, clean_choice, clean_revision, clean_text
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._authority import (
     HOLDING,
@@ -37,8 +39,7 @@ from hub.work._authority import (
 from hub.work._rows import has_delivery, require_attempt, require_task
 from hub.work.tables import Attempt, AttemptNote, Checkpoint
 from hub.work.views import AttemptResult, AttemptView, checkpoint_view
-
-ADAPTER_EVENTS = ("TURN_ENDED", "COMPACTED", "DISCONNECTED", "RESUMED", "RELINQUISHED", "COMPLETED")
+from hub.work.vocabulary import AdapterEvent, AttemptNoteKind, AttemptState, TaskState, WorkEvent
 
 
 @dataclass(frozen=True)
@@ -85,12 +86,11 @@ def _renew(uow: UnitOfWork, actor: Actor, held: Held, generation: int) -> Attemp
         # proves only that the helper is alive, so it never hides stale progress.
         held.attempt.last_progress_at = held.now
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=held.task.project_id,
-        kind="lease.renewed",
-        subject_id=held.task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.LEASE_RENEWED,
+        held.task,
+        by=actor,
         payload={"attempt": held.attempt.id, "expiresAt": held.attempt.expires_at.isoformat()},
     )
     return attempt_result(uow, held)
@@ -137,12 +137,11 @@ def record_checkpoint(
         uow.session.add(row)
         held.attempt.last_progress_at = held.now
         uow.session.flush()
-        append_event(
+        record_event(
             uow,
-            project_id=held.task.project_id,
-            kind="checkpoint.recorded",
-            subject_id=held.task.id,
-            actor_id=actor.principal_id,
+            WorkEvent.CHECKPOINT_RECORDED,
+            held.task,
+            by=actor,
             payload={"attempt": attempt_id, "checkpoint": row.id, "published": published},
         )
         return attempt_result(uow, held, checkpoint=checkpoint_view(row))
@@ -202,15 +201,14 @@ def relinquish_attempt(
 def give_back(uow: UnitOfWork, actor: Actor, held: Held, reason: str) -> None:
     """End the held attempt as relinquished; the task returns to ready work (or to
     revision, if it was delivered before)."""
-    next_state = "REVISION_NEEDED" if has_delivery(uow, held.task.id) else "OPEN"
-    end_held_attempt(uow, held, "RELINQUISHED", reason)
+    next_state = TaskState.REVISION_NEEDED if has_delivery(uow, held.task.id) else TaskState.OPEN
+    end_held_attempt(uow, held, AttemptState.RELINQUISHED, reason)
     held.task.state = next_state
-    append_event(
+    record_event(
         uow,
-        project_id=held.task.project_id,
-        kind="attempt.relinquished",
-        subject_id=held.task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.ATTEMPT_RELINQUISHED,
+        held.task,
+        by=actor,
         payload={"attempt": held.attempt.id, "reason": reason},
     )
 
@@ -228,11 +226,10 @@ def record_adapter_event(
 ) -> AdapterEventResult:
     """What the harness saw happen. A resume reconciles the session's existing attempts
     and never claims; a relinquish gives the named attempt back."""
-    if event not in ADAPTER_EVENTS:
-        raise ValidationFailed("event", f"must be one of {', '.join(ADAPTER_EVENTS)}")
+    event = clean_choice("event", event, AdapterEvent)
     if actor.is_reporter:
         raise PermissionDenied("a reporter token cannot record adapter events")
-    relinquished = event == "RELINQUISHED"
+    relinquished = event == AdapterEvent.RELINQUISHED
     if relinquished and (attempt_id is None or generation is None):
         raise ValidationFailed("attemptId", "RELINQUISHED names the attempt and its generation")
     # The session first, then the task: the order claims lock them in.
@@ -241,7 +238,7 @@ def record_adapter_event(
         held = find_attempt(uow, actor, attempt_id, reporter_ok=False)
         # A harness hook may fire twice: an attempt this session already gave back is
         # acknowledged, not refused.
-        if held.attempt.state != "RELINQUISHED":
+        if held.attempt.state != AttemptState.RELINQUISHED:
             check_authority(held, generation, needs_disposition=False)
             reason = clean_text("detail", detail, 2000, required=False)
             give_back(uow, actor, held, reason or "relinquished by the harness")
@@ -255,7 +252,7 @@ def record_adapter_event(
                 id=new_id("note"),
                 project_id=attempt.project_id,
                 attempt_id=attempt.id,
-                kind="ADAPTER_EVENT",
+                kind=AttemptNoteKind.ADAPTER_EVENT,
                 body=clean_text("detail", detail, 2000, required=False),
                 detail={"event": event},
                 author_id=actor.principal_id,
@@ -269,7 +266,7 @@ def session_attempts(uow: UnitOfWork, session_id: str) -> list[AttemptView]:
     """The session's attempts that are still current, with their lease state now."""
     rows = uow.session.scalars(
         select(Attempt)
-        .where(Attempt.session_id == session_id, Attempt.state == "ACTIVE")
+        .where(Attempt.session_id == session_id, Attempt.state == AttemptState.ACTIVE)
         .order_by(Attempt.id)
     ).all()
     return [view_of(uow, row, require_task(uow, row.task_id)) for row in rows]

@@ -15,11 +15,12 @@ from datetime import datetime
 
 from sqlalchemy import bindparam, select
 
-from hub.events.service import append_event
+from hub.events.service import record_event
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _dependencies as dependencies
 from hub.work.errors import CriteriaChanged
 from hub.work.tables import Attempt, Task, Worktree
+from hub.work.vocabulary import AttemptState, TaskState, WorkEvent
 
 _HELD_WORKTREES = (
     select(Worktree)
@@ -28,7 +29,7 @@ _HELD_WORKTREES = (
 )
 
 
-def end_attempt(attempt: Attempt, state: str, reason: str, now: datetime) -> None:
+def end_attempt(attempt: Attempt, state: AttemptState, reason: str, now: datetime) -> None:
     """End an attempt: terminal state, end time, reason, and its lease ends now."""
     attempt.state = state
     attempt.ended_at = now
@@ -42,12 +43,11 @@ def release_worktrees(uow: UnitOfWork, task: Task, *, reason: str, actor_id: str
     now = uow.now()
     for worktree in uow.session.scalars(_HELD_WORKTREES, {"task_id": task.id}).all():
         worktree.released_at = now
-        append_event(
+        record_event(
             uow,
-            project_id=task.project_id,
-            kind="worktree.released",
-            subject_id=task.id,
-            actor_id=actor_id,
+            WorkEvent.WORKTREE_RELEASED,
+            task,
+            by=actor_id,
             payload={"worktree": worktree.identity, "reason": reason},
         )
     uow.session.flush()
@@ -59,19 +59,14 @@ def mark_done(uow: UnitOfWork, task: Task, *, actor_id: str | None, reason: str)
     The caller holds the task row lock and has already ended its attempt (state and
     current attempt change together: the CHECK on tasks holds them so).
     """
-    task.state = "DONE"
+    task.state = TaskState.DONE
     task.current_attempt_id = None
     task.updated_at = uow.now()
     uow.session.flush()
     release_worktrees(uow, task, reason="task done", actor_id=actor_id)
     dependencies.on_task_completed(uow, task)
-    append_event(
-        uow,
-        project_id=task.project_id,
-        kind="task.done",
-        subject_id=task.id,
-        actor_id=actor_id,
-        payload={"kind": task.kind, "reason": reason},
+    record_event(
+        uow, WorkEvent.TASK_DONE, task, by=actor_id, payload={"kind": task.kind, "reason": reason}
     )
 
 

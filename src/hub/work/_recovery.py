@@ -18,10 +18,15 @@ from hub.errors import (
     ValidationFailed,
     raises,
 )
-from hub.events.service import append_event
-from hub.identity.views import Actor
+from hub.events.service import (
+    record_event,
+    task_of,
+)
+from hub.identity.views import (
+    Actor,
+)
 from hub.ids import new_id
-from hub.inputs import clean_text
+from hub.inputs import clean_choice, clean_text
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._authority import HOLDING, attempt_result, hold, view_of
 from hub.work._lifecycle import release_worktrees
@@ -42,8 +47,14 @@ from hub.work.views import (
     submission_view,
     worktree_view,
 )
-
-DISPOSITIONS = ("RESUME_SAVED_WORK", "RECONCILE_DELIVERED", "RESTART", "BLOCKED")
+from hub.work.vocabulary import (
+    AttemptKind,
+    AttemptNoteKind,
+    AttemptState,
+    RecoveryDisposition,
+    TaskState,
+    WorkEvent,
+)
 
 
 def release_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> Task:
@@ -54,19 +65,18 @@ def release_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) ->
     task = lock_task(uow, task_id)
     now = uow.now()
     current = uow.session.get(Attempt, task.current_attempt_id) if task.current_attempt_id else None
-    if current is None or task.state != "IN_PROGRESS":
+    if current is None or task.state != TaskState.IN_PROGRESS:
         raise InvalidTransition(f"task {task.id} is {task.state}, nothing to release")
     if current.lease_valid_at(now):
         raise InvalidTransition(
             f"attempt {current.id} still holds a valid lease until {current.expires_at.isoformat()}"
         )
     task.recovery_released_generation = task.generation
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="task.released_for_recovery",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.TASK_RELEASED_FOR_RECOVERY,
+        task,
+        by=actor,
         payload={"reason": reason, "generation": task.generation},
     )
     return task
@@ -82,7 +92,7 @@ def revoke_attempt(uow: UnitOfWork, actor: Actor, *, attempt_id: str, reason: st
     task = lock_task(uow, task_id_of_attempt(uow, attempt_id))
     now = uow.now()
     attempt = reload_attempt(uow, attempt_id)
-    if attempt.state != "ACTIVE" or task.current_attempt_id != attempt.id:
+    if attempt.state != AttemptState.ACTIVE or task.current_attempt_id != attempt.id:
         raise InvalidTransition(f"attempt {attempt.id} is {attempt.state}, not the live attempt")
     if not attempt.lease_valid_at(now):
         raise InvalidTransition(
@@ -98,12 +108,11 @@ def revoke_attempt(uow: UnitOfWork, actor: Actor, *, attempt_id: str, reason: st
     task.recovery_released_generation = task.generation
     task.updated_at = now
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="attempt.revoked",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.ATTEMPT_REVOKED,
+        task,
+        by=actor,
         payload={"attempt": attempt.id, "generation": task.generation, "reason": reason},
     )
     return task
@@ -121,21 +130,23 @@ def record_recovery_disposition(
 ) -> AttemptResult:
     held = hold(uow, actor, attempt_id, generation, needs_disposition=False)
     attempt = held.attempt
-    if attempt.kind != "RECOVERY":
+    if attempt.kind != AttemptKind.RECOVERY:
         raise InvalidTransition(f"attempt {attempt.id} is not a recovery attempt")
-    if disposition not in DISPOSITIONS:
-        raise ValidationFailed("disposition", f"must be one of {', '.join(DISPOSITIONS)}")
-    if attempt.disposition not in (None, "BLOCKED"):
+    chosen = clean_choice("disposition", disposition, RecoveryDisposition)
+    if attempt.disposition not in (None, RecoveryDisposition.BLOCKED):
         raise InvalidTransition(
             f"attempt {attempt.id} already recorded disposition {attempt.disposition}"
         )
-    attempt.disposition = disposition
+    attempt.disposition = chosen
     attempt.disposition_reason = clean_text(
-        "reason", reason, 10_000, required=disposition in ("RESTART", "BLOCKED")
+        "reason",
+        reason,
+        10_000,
+        required=chosen in (RecoveryDisposition.RESTART, RecoveryDisposition.BLOCKED),
     )
     attempt.last_progress_at = held.now
     uow.session.flush()
-    if disposition == "RESTART":
+    if chosen == RecoveryDisposition.RESTART:
         # Starting over leaves the saved worktree behind: it is free for other work, and
         # this attempt registers the worktree it restarts in.
         release_worktrees(
@@ -144,13 +155,12 @@ def record_recovery_disposition(
             reason=f"recovery restart: {attempt.disposition_reason}",
             actor_id=actor.principal_id,
         )
-    append_event(
+    record_event(
         uow,
-        project_id=held.task.project_id,
-        kind="recovery.disposition",
-        subject_id=held.task.id,
-        actor_id=actor.principal_id,
-        payload={"attempt": attempt.id, "disposition": disposition},
+        WorkEvent.RECOVERY_DISPOSITION,
+        held.task,
+        by=actor,
+        payload={"attempt": attempt.id, "disposition": chosen},
     )
     return attempt_result(uow, held)
 
@@ -170,7 +180,7 @@ def add_recovery_note(uow: UnitOfWork, actor: Actor, *, attempt_id: str, note: s
     lock_task(uow, attempt.task_id)
     attempt = reload_attempt(uow, attempt_id)
     now = uow.now()
-    if attempt.state == "ACTIVE" and attempt.lease_valid_at(now):
+    if attempt.state == AttemptState.ACTIVE and attempt.lease_valid_at(now):
         raise InvalidTransition(
             f"attempt {attempt.id} still holds its lease: record a checkpoint instead"
         )
@@ -178,7 +188,7 @@ def add_recovery_note(uow: UnitOfWork, actor: Actor, *, attempt_id: str, note: s
         id=new_id("note"),
         project_id=attempt.project_id,
         attempt_id=attempt.id,
-        kind="RECOVERY_NOTE",
+        kind=AttemptNoteKind.RECOVERY_NOTE,
         body=clean_text("note", note, 10_000),
         detail={},
         author_id=actor.principal_id,
@@ -186,12 +196,11 @@ def add_recovery_note(uow: UnitOfWork, actor: Actor, *, attempt_id: str, note: s
     )
     uow.session.add(row)
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=attempt.project_id,
-        kind="attempt.recovery_note",
-        subject_id=attempt.task_id,
-        actor_id=actor.principal_id,
+        WorkEvent.ATTEMPT_RECOVERY_NOTE,
+        task_of(attempt),
+        by=actor,
         payload={"attempt": attempt.id, "note": row.id},
     )
     return note_view(row)

@@ -12,6 +12,7 @@ from hub.errors import NotFound
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work.tables import Attempt, Submission, Task
+from hub.work.vocabulary import SubmissionOutcome
 
 _LOCK_TASK = (
     select(Task)
@@ -87,6 +88,6 @@ def has_delivery(uow: UnitOfWork, task_id: str) -> bool:
     found = uow.session.scalar(
         select(func.count())
         .select_from(Submission)
-        .where(Submission.task_id == task_id, Submission.outcome == "DELIVERED")
+        .where(Submission.task_id == task_id, Submission.outcome == SubmissionOutcome.DELIVERED)
     )
     return bool(found)

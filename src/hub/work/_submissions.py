@@ -23,12 +23,22 @@ from hub.errors import (
     ValidationFailed,
     raises,
 )
-from hub.events.service import append_event
+from hub.events.service import (
+    record_event,
+)
 from hub.idempotency import service as idempotency
 from hub.identity.views import Actor
 from hub.ids import new_id
-from hub.inputs import clean_branch, clean_label, clean_list, clean_revision, clean_text
+from hub.inputs import (
+    clean_branch,
+    clean_choice,
+    clean_label,
+    clean_list,
+    clean_revision,
+    clean_text,
+)
 from hub.projects import service as projects
+from hub.projects.vocabulary import ReviewPolicy
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _workflow as workflow
 from hub.work._authority import (
@@ -44,9 +54,16 @@ from hub.work._lifecycle import mark_done, require_current_criteria
 from hub.work._rows import has_delivery
 from hub.work.tables import Attempt, AttemptNote, Submission, Task, Worktree
 from hub.work.views import AttemptResult, submission_view, worktree_view
+from hub.work.vocabulary import (
+    AttemptNoteKind,
+    AttemptState,
+    SubmissionOutcome,
+    TaskKind,
+    TaskState,
+    WorkEvent,
+)
 
-OUTCOMES = ("DELIVERED", "PARTIAL")
-NON_CODE_KINDS = ("GENERAL", "OBJECTIVE")
+NON_CODE_KINDS = (TaskKind.GENERAL, TaskKind.OBJECTIVE)
 
 
 @dataclass(frozen=True)
@@ -106,10 +123,11 @@ def submit_attempt(uow: UnitOfWork, actor: Actor, cmd: SubmitRequest) -> Attempt
 def _submit(uow: UnitOfWork, actor: Actor, held: Held, cmd: SubmitRequest) -> AttemptResult:
     check_authority(held, cmd.generation)
     task, attempt = held.task, held.attempt
-    if cmd.outcome not in OUTCOMES:
-        raise ValidationFailed("outcome", f"must be one of {', '.join(OUTCOMES)}")
+    outcome = clean_choice("outcome", cmd.outcome, SubmissionOutcome)
     result = clean_text("result", cmd.result, 50_000)
-    handoff = clean_text("handoff", cmd.handoff, 50_000, required=cmd.outcome == "PARTIAL")
+    handoff = clean_text(
+        "handoff", cmd.handoff, 50_000, required=outcome == SubmissionOutcome.PARTIAL
+    )
     referenced = clean_list(
         "referencedLessons", cmd.referenced_lessons, max_items=50, max_length=60
     )
@@ -121,7 +139,7 @@ def _submit(uow: UnitOfWork, actor: Actor, held: Held, cmd: SubmitRequest) -> At
     )
     policy = projects.get_policy(uow, task.project_id)
     next_state = _state_after_submission(
-        uow, task, attempt, cmd.outcome, candidate, policy.review_policy
+        uow, task, attempt, outcome, candidate, policy.review_policy
     )
     submission = Submission(
         id=new_id("sub"),
@@ -131,7 +149,7 @@ def _submit(uow: UnitOfWork, actor: Actor, held: Held, cmd: SubmitRequest) -> At
         session_id=attempt.session_id,
         principal_id=attempt.principal_id,
         generation=attempt.generation,
-        outcome=cmd.outcome,
+        outcome=outcome,
         result=result,
         handoff=handoff,
         candidate_revision=candidate,
@@ -143,25 +161,24 @@ def _submit(uow: UnitOfWork, actor: Actor, held: Held, cmd: SubmitRequest) -> At
     )
     uow.session.add(submission)
     uow.session.flush()
-    end_held_attempt(uow, held, "SUBMITTED", f"submitted {cmd.outcome}")
+    end_held_attempt(uow, held, AttemptState.SUBMITTED, f"submitted {outcome}")
     task.state = next_state  # with the attempt ended, in the same flush (CHECK current_attempt)
-    if task.kind == "IMPLEMENTATION" and cmd.outcome == "DELIVERED":
+    if task.kind == TaskKind.IMPLEMENTATION and outcome == SubmissionOutcome.DELIVERED:
         # A new candidate: reviews and integrations of earlier ones no longer apply.
         workflow.close_superseded(uow, task.id, submission.id)
         next_state = task.state = workflow.open_after_submission(uow, task, submission, policy)
-    if next_state == "DONE":
+    if next_state == TaskState.DONE:
         mark_done(uow, task, actor_id=actor.principal_id, reason=f"submission {submission.id}")
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="attempt.submitted",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.ATTEMPT_SUBMITTED,
+        task,
+        by=actor,
         payload={
             "attempt": attempt.id,
             "submission": submission.id,
-            "outcome": cmd.outcome,
+            "outcome": outcome,
             "state": next_state,
         },
     )
@@ -172,16 +189,16 @@ def _state_after_submission(
     uow: UnitOfWork,
     task: Task,
     attempt: Attempt,
-    outcome: str,
+    outcome: SubmissionOutcome,
     candidate: str | None,
-    review_policy: str,
-) -> str:
-    if outcome == "PARTIAL":
-        return "REVISION_NEEDED" if has_delivery(uow, task.id) else "OPEN"
+    review_policy: ReviewPolicy,
+) -> TaskState:
+    if outcome == SubmissionOutcome.PARTIAL:
+        return TaskState.REVISION_NEEDED if has_delivery(uow, task.id) else TaskState.OPEN
     # A delivery is judged against the criteria it was made for; changed criteria are
     # reconciled explicitly first, whatever the task's kind.
     require_current_criteria(attempt.criteria_revision, task)
-    if task.kind == "IMPLEMENTATION":
+    if task.kind == TaskKind.IMPLEMENTATION:
         if candidate is None:
             raise ValidationFailed(
                 "candidateRevision", "an implementation delivery names its commit"
@@ -194,7 +211,11 @@ def _state_after_submission(
                 f"task {task.id} has no registered worktree: "
                 "registerWorktree before delivering code"
             )
-        return "AWAITING_INTEGRATION" if review_policy == "NONE" else "AWAITING_REVIEW"
+        return (
+            TaskState.AWAITING_INTEGRATION
+            if review_policy == ReviewPolicy.NONE
+            else TaskState.AWAITING_REVIEW
+        )
     if task.kind in NON_CODE_KINDS:
         acceptance = attempt.acceptance or {}
         if acceptance.get("criteria_revision") != task.criteria_revision:
@@ -204,7 +225,7 @@ def _state_after_submission(
             )
         if task.blocked_count > 0:
             raise DependencyNotMet(f"task {task.id} still has incomplete required work")
-        return "DONE"
+        return TaskState.DONE
     raise InvalidTransition(
         f"a {task.kind} task completes through its workflow (review or integration), "
         "not by submitAttempt DELIVERED"
@@ -241,7 +262,7 @@ def register_worktree(uow: UnitOfWork, actor: Actor, cmd: WorktreeRequest) -> At
     """Record the implementation attempt's worktree before code changes."""
     held = hold(uow, actor, cmd.attempt_id, cmd.generation)
     task = held.task
-    if task.kind != "IMPLEMENTATION":
+    if task.kind != TaskKind.IMPLEMENTATION:
         raise InvalidTransition(
             f"only implementation tasks have worktrees; {task.id} is {task.kind}"
         )
@@ -272,12 +293,11 @@ def register_worktree(uow: UnitOfWork, actor: Actor, cmd: WorktreeRequest) -> At
     row.registered_at = held.now
     uow.session.add(row)
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="worktree.registered",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.WORKTREE_REGISTERED,
+        task,
+        by=actor,
         payload={"attempt": held.attempt.id, "worktree": identity_key, "branch": branch},
     )
     return attempt_result(uow, held, worktree=worktree_view(row))
@@ -316,12 +336,11 @@ def record_acceptance(
     }
     attempt.last_progress_at = held.now
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="acceptance.recorded",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.ACCEPTANCE_RECORDED,
+        task,
+        by=actor,
         payload={"attempt": attempt.id, "criteriaRevision": criteria_revision},
     )
     return attempt_result(uow, held)
@@ -354,7 +373,7 @@ def reconcile_criteria(
             id=new_id("note"),
             project_id=task.project_id,
             attempt_id=attempt.id,
-            kind="CRITERIA_RECONCILED",
+            kind=AttemptNoteKind.CRITERIA_RECONCILED,
             body=note,
             detail={"from": previous, "to": criteria_revision},
             author_id=actor.principal_id,
@@ -362,12 +381,11 @@ def reconcile_criteria(
         )
     )
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="criteria.reconciled",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.CRITERIA_RECONCILED,
+        task,
+        by=actor,
         payload={"attempt": attempt.id, "from": previous, "to": criteria_revision},
     )
     return attempt_result(uow, held)

@@ -23,21 +23,28 @@ from hub.errors import (
     ValidationFailed,
     raises,
 )
-from hub.events.service import append_event
+from hub.events.service import (
+    record_event,
+)
 from hub.idempotency import service as idempotency
 from hub.idempotency.service import Keyed
 from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
-from hub.inputs import bounded_int, clean_label, clean_list, clean_optional, clean_text
+from hub.inputs import (
+    bounded_int,
+    clean_choice,
+    clean_label,
+    clean_list,
+    clean_optional,
+    clean_text,
+)
 from hub.projects import service as projects
-from hub.storage.base import table_of
+from hub.storage.base import one_of, table_of
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _dependencies as dependencies
 from hub.work._lifecycle import release_worktrees
 from hub.work._rows import lock_task, require_task
 from hub.work.tables import (
-    CLAIMABLE_STATES,
-    TASK_KINDS,
     Attempt,
     Task,
     TaskCriteria,
@@ -45,14 +52,21 @@ from hub.work.tables import (
     TaskPrerequisite,
 )
 from hub.work.views import LinkView, TaskView
+from hub.work.vocabulary import (
+    CLAIMABLE_STATES,
+    CloseReason,
+    EffectiveTaskState,
+    LinkKind,
+    TaskKind,
+    TaskState,
+    WorkEvent,
+)
 
 # Kinds whose completion is judged against their own acceptance criteria.
-KINDS_NEEDING_CRITERIA = ("IMPLEMENTATION", "GENERAL", "OBJECTIVE")
-CLOSE_REASONS = ("REJECTED", "SUPERSEDED", "DUPLICATE", "DEFERRED")
-LINK_KINDS = ("DUPLICATE_OF", "RELATED", "SUPERSEDES")
+KINDS_NEEDING_CRITERIA = (TaskKind.IMPLEMENTATION, TaskKind.GENERAL, TaskKind.OBJECTIVE)
 # A submission of the task is in review or integration.
-SUBMITTED_STATES = ("AWAITING_REVIEW", "AWAITING_INTEGRATION")
-READY = text("tasks.state IN ('OPEN', 'REVISION_NEEDED') AND tasks.blocked_count = 0")
+SUBMITTED_STATES = (TaskState.AWAITING_REVIEW, TaskState.AWAITING_INTEGRATION)
+READY = text(f"{one_of('tasks.state', CLAIMABLE_STATES)} AND tasks.blocked_count = 0")
 MAX_CRITERIA = 50
 
 
@@ -116,15 +130,14 @@ def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> Keyed[TaskView]:
 
 def _create(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> TaskView:
     projects.ensure_project_exists(uow, cmd.project_id)
-    if cmd.kind not in TASK_KINDS:
-        raise ValidationFailed("kind", f"must be one of {', '.join(TASK_KINDS)}")
+    kind = clean_choice("kind", cmd.kind, TaskKind)
     title = clean_label("title", cmd.title, 300)
     outcome = clean_text("outcome", cmd.outcome, 20_000, required=False)
     criteria = clean_list(
         "acceptanceCriteria", cmd.acceptance_criteria, max_items=MAX_CRITERIA, max_length=2000
     )
-    if cmd.kind in KINDS_NEEDING_CRITERIA and not criteria:
-        raise ValidationFailed("acceptanceCriteria", f"a {cmd.kind} task needs at least one")
+    if kind in KINDS_NEEDING_CRITERIA and not criteria:
+        raise ValidationFailed("acceptanceCriteria", f"a {kind} task needs at least one")
     priority = bounded_int("priority", cmd.priority, -1000, 1000)
     source_system = clean_optional("sourceSystem", cmd.source_system, 100)
     source_id = clean_optional("sourceId", cmd.source_id, 200)
@@ -146,11 +159,11 @@ def _create(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> TaskView:
     task = Task(
         id=new_id("tsk"),
         project_id=cmd.project_id,
-        kind=cmd.kind,
+        kind=kind,
         title=title,
         outcome=outcome,
         priority=priority,
-        state="OPEN",
+        state=TaskState.OPEN,
         parent_id=None,
         required=cmd.required,
         source_system=source_system,
@@ -180,13 +193,8 @@ def _create(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> TaskView:
     for prerequisite_id in dict.fromkeys(cmd.prerequisite_ids):
         dependencies.add_edge(uow, task, prerequisite_id, new_task=True)
     uow.session.flush()
-    append_event(
-        uow,
-        project_id=task.project_id,
-        kind="task.created",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
-        payload={"kind": task.kind, "title": title},
+    record_event(
+        uow, WorkEvent.TASK_CREATED, task, by=actor, payload={"kind": task.kind, "title": title}
     )
     return task_view(uow, task)
 
@@ -249,12 +257,11 @@ def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
     task.revision += 1
     task.updated_at = now
     uow.session.flush()
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="task.edited",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.TASK_EDITED,
+        task,
+        by=actor,
         payload={
             "revision": task.revision,
             "criteriaRevision": task.criteria_revision,
@@ -278,28 +285,33 @@ def close_task(
 ) -> TaskView:
     """Close with a durable reason; selection and imports consult it later."""
     require_full_credential(actor)
-    if reason not in CLOSE_REASONS:
-        raise ValidationFailed("reason", f"must be one of {', '.join(CLOSE_REASONS)}")
+    reason = clean_choice("reason", reason, CloseReason)
     task = lock_task(uow, task_id)
-    if task.state in ("DONE", "CLOSED"):
+    if task.state in (TaskState.DONE, TaskState.CLOSED):
         raise InvalidTransition(f"task {task.id} is already {task.state}")
     if task.current_attempt_id is not None:
         raise InvalidTransition(
             f"task {task.id} has a current attempt: relinquish or recover it before closing"
         )
-    if reason == "DEFERRED" and not (reopen_condition or "").strip():
+    if reason == CloseReason.DEFERRED and not (reopen_condition or "").strip():
         raise ValidationFailed("reopenCondition", "a deferred task needs a reopen condition")
-    if reason in ("SUPERSEDED", "DUPLICATE") and not related_task_id:
+    if reason in (CloseReason.SUPERSEDED, CloseReason.DUPLICATE) and not related_task_id:
         raise ValidationFailed("relatedTaskId", f"{reason} needs the task that replaces this one")
     if related_task_id is not None:
         related = require_task_in(uow, task.project_id, related_task_id, field="relatedTaskId")
         if related.id == task.id:
             raise ValidationFailed("relatedTaskId", "a task cannot be related to itself")
-        if reason == "SUPERSEDED":
-            _link(uow, actor, related, task, "SUPERSEDES")
+        if reason == CloseReason.SUPERSEDED:
+            _link(uow, actor, related, task, LinkKind.SUPERSEDES)
         else:
-            _link(uow, actor, task, related, "DUPLICATE_OF" if reason == "DUPLICATE" else "RELATED")
-    task.state = "CLOSED"
+            _link(
+                uow,
+                actor,
+                task,
+                related,
+                LinkKind.DUPLICATE_OF if reason == CloseReason.DUPLICATE else LinkKind.RELATED,
+            )
+    task.state = TaskState.CLOSED
     task.close_reason = reason
     task.close_note = clean_text("note", note, 10_000, required=False)
     task.reopen_condition = (
@@ -308,14 +320,7 @@ def close_task(
     task.updated_at = uow.now()
     uow.session.flush()
     release_worktrees(uow, task, reason=f"task closed: {reason}", actor_id=actor.principal_id)
-    append_event(
-        uow,
-        project_id=task.project_id,
-        kind="task.closed",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
-        payload={"reason": reason},
-    )
+    record_event(uow, WorkEvent.TASK_CLOSED, task, by=actor, payload={"reason": reason})
     return task_view(uow, task)
 
 
@@ -323,17 +328,16 @@ def close_task(
 def reopen_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> TaskView:
     require_full_credential(actor)
     task = lock_task(uow, task_id)
-    if task.state != "CLOSED":
+    if task.state != TaskState.CLOSED:
         raise InvalidTransition(f"only a closed task can be reopened; {task.id} is {task.state}")
     reason = clean_text("reason", reason, 2000)
-    task.state = "OPEN"
+    task.state = TaskState.OPEN
     task.updated_at = uow.now()
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="task.reopened",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
+        WorkEvent.TASK_REOPENED,
+        task,
+        by=actor,
         payload={"reason": reason, "previousCloseReason": task.close_reason},
     )
     task.close_reason = None
@@ -347,17 +351,16 @@ def link_tasks(
     uow: UnitOfWork, actor: Actor, *, task_id: str, other_id: str, kind: str
 ) -> TaskView:
     require_full_credential(actor)
-    if kind not in LINK_KINDS:
-        raise ValidationFailed("kind", f"must be one of {', '.join(LINK_KINDS)}")
+    link = clean_choice("kind", kind, LinkKind)
     task = lock_task(uow, task_id)
     other = require_task_in(uow, task.project_id, other_id, field="otherTaskId")
     if other.id == task.id:
         raise ValidationFailed("otherTaskId", "a task cannot be linked to itself")
-    _link(uow, actor, task, other, kind)
+    _link(uow, actor, task, other, link)
     return task_view(uow, task)
 
 
-def _link(uow: UnitOfWork, actor: Actor, task: Task, other: Task, kind: str) -> None:
+def _link(uow: UnitOfWork, actor: Actor, task: Task, other: Task, kind: LinkKind) -> None:
     if uow.session.get(TaskLink, (task.id, other.id, kind)) is not None:
         return
     uow.session.add(
@@ -371,13 +374,8 @@ def _link(uow: UnitOfWork, actor: Actor, task: Task, other: Task, kind: str) -> 
         )
     )
     uow.session.flush()
-    append_event(
-        uow,
-        project_id=task.project_id,
-        kind="task.linked",
-        subject_id=task.id,
-        actor_id=actor.principal_id,
-        payload={"other": other.id, "kind": kind},
+    record_event(
+        uow, WorkEvent.TASK_LINKED, task, by=actor, payload={"other": other.id, "kind": kind}
     )
 
 
@@ -445,7 +443,7 @@ def candidates(
 def ready_tasks(project_id: str | ColumnElement[str], kinds: Sequence[str]) -> Select[Task]:
     """Ready work in offer order; the predicate matches the partial index `ix_tasks_ready`."""
     for kind in kinds:
-        if kind not in TASK_KINDS:
+        if kind not in tuple(TaskKind):
             raise ValidationFailed("kinds", f"{kind!r} is not a task kind")
     statement = select(Task).where(Task.project_id == project_id, READY)
     if kinds:
@@ -498,13 +496,17 @@ def current_criteria(uow: UnitOfWork, task: Task, revision: int | None = None) -
     return list(criteria)
 
 
-def effective_state(task: Task, current: Attempt | None, now: datetime) -> str:
+def effective_state(task: Task, current: Attempt | None, now: datetime) -> EffectiveTaskState:
     """Expiry is judged at read time: no background job has to run for it to be true."""
-    if task.state == "IN_PROGRESS" and current is not None and not current.lease_valid_at(now):
-        return "RECOVERY_CANDIDATE"
+    if (
+        task.state == TaskState.IN_PROGRESS
+        and current is not None
+        and not current.lease_valid_at(now)
+    ):
+        return EffectiveTaskState.RECOVERY_CANDIDATE
     if task.state in CLAIMABLE_STATES and task.blocked_count > 0:
-        return "BLOCKED"
-    return task.state
+        return EffectiveTaskState.BLOCKED
+    return EffectiveTaskState(task.state)
 
 
 _PREREQUISITE_EDGES = table_of(TaskPrerequisite)

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from hub.errors import InvalidTransition, NotFound
-from hub.events.service import append_event
+from hub.events.service import About, record_event
 from hub.ids import new_id
 from hub.projects.service import PolicyView
+from hub.projects.vocabulary import ReviewPolicy
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._lifecycle import end_attempt, mark_done, require_current_criteria
 from hub.work._rows import lock_task, require_task
@@ -32,8 +33,16 @@ from hub.work.views import (
     submission_view,
     worktree_view,
 )
+from hub.work.vocabulary import (
+    AttemptState,
+    CloseReason,
+    SubmissionOutcome,
+    TaskKind,
+    TaskState,
+    WorkEvent,
+)
 
-OPEN_STATES = ("OPEN", "IN_PROGRESS", "REVISION_NEEDED")
+OPEN_STATES = (TaskState.OPEN, TaskState.IN_PROGRESS, TaskState.REVISION_NEEDED)
 
 
 @dataclass(frozen=True)
@@ -49,24 +58,24 @@ class Contributors:
 
 def open_after_submission(
     uow: UnitOfWork, task: Task, submission: Submission, policy: PolicyView
-) -> str:
+) -> TaskState:
     """The implementation task's next state, opening the workflow tasks it waits on."""
     agent_reviews = (
         policy.required_agent_approvals
-        if policy.review_policy in ("AGENT", "AGENT_AND_HUMAN")
+        if policy.review_policy in (ReviewPolicy.AGENT, ReviewPolicy.AGENT_AND_HUMAN)
         else 0
     )
     for index in range(agent_reviews):
         suffix = f" ({index + 1} of {agent_reviews})" if agent_reviews > 1 else ""
-        _workflow_task(uow, task, submission, "REVIEW", f"Review: {task.title}{suffix}")
-    if policy.review_policy == "NONE":
-        _workflow_task(uow, task, submission, "INTEGRATION", f"Integrate: {task.title}")
-        return "AWAITING_INTEGRATION"
-    return "AWAITING_REVIEW"
+        _workflow_task(uow, task, submission, TaskKind.REVIEW, f"Review: {task.title}{suffix}")
+    if policy.review_policy == ReviewPolicy.NONE:
+        _workflow_task(uow, task, submission, TaskKind.INTEGRATION, f"Integrate: {task.title}")
+        return TaskState.AWAITING_INTEGRATION
+    return TaskState.AWAITING_REVIEW
 
 
 def _workflow_task(
-    uow: UnitOfWork, task: Task, submission: Submission, kind: str, title: str
+    uow: UnitOfWork, task: Task, submission: Submission, kind: TaskKind, title: str
 ) -> Task:
     now = uow.now()
     row = Task(
@@ -77,7 +86,7 @@ def _workflow_task(
         outcome=f"{kind.lower()} of submission {submission.id} "
         f"(candidate {submission.candidate_revision})",
         priority=task.priority,
-        state="OPEN",
+        state=TaskState.OPEN,
         required=True,
         subject_submission_id=submission.id,
         revision=1,
@@ -100,12 +109,11 @@ def _workflow_task(
             created_by=submission.principal_id,
         )
     )
-    append_event(
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="task.created",
-        subject_id=row.id,
-        actor_id=submission.principal_id,
+        WorkEvent.TASK_CREATED,
+        About(task.project_id, row.id),
+        by=submission.principal_id,
         payload={"kind": kind, "submission": submission.id, "for": task.id},
     )
     return row
@@ -137,7 +145,7 @@ def current_submission(uow: UnitOfWork, task_id: str) -> SubmissionView | None:
     """The newest delivery of a task: the only one a review or integration may apply to."""
     row = uow.session.scalar(
         select(Submission)
-        .where(Submission.task_id == task_id, Submission.outcome == "DELIVERED")
+        .where(Submission.task_id == task_id, Submission.outcome == SubmissionOutcome.DELIVERED)
         .order_by(Submission.created_at.desc(), Submission.id.desc())
         .limit(1)
     )
@@ -172,7 +180,7 @@ def subject_of(uow: UnitOfWork, task_id: str) -> SubmissionView:
     return get_submission(uow, task.subject_submission_id)
 
 
-def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: str) -> list[TaskView]:
+def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: TaskKind) -> list[TaskView]:
     rows = uow.session.scalars(
         select(Task)
         .where(Task.subject_submission_id == submission_id, Task.kind == kind)
@@ -181,12 +189,14 @@ def workflow_tasks(uow: UnitOfWork, submission_id: str, kind: str) -> list[TaskV
     return [task_view(uow, row) for row in rows]
 
 
-def open_workflow_task(uow: UnitOfWork, submission_id: str, kind: str) -> str | None:
+def open_workflow_task(uow: UnitOfWork, submission_id: str, kind: TaskKind) -> str | None:
     """The submission's newest workflow task of `kind` that is not closed, if any."""
     found = uow.session.scalar(
         select(Task.id)
         .where(
-            Task.subject_submission_id == submission_id, Task.kind == kind, Task.state != "CLOSED"
+            Task.subject_submission_id == submission_id,
+            Task.kind == kind,
+            Task.state != TaskState.CLOSED,
         )
         .order_by(Task.id.desc())
         .limit(1)
@@ -194,7 +204,7 @@ def open_workflow_task(uow: UnitOfWork, submission_id: str, kind: str) -> str | 
     return None if found is None else str(found)
 
 
-def workflow_sessions(uow: UnitOfWork, submission_id: str, kind: str) -> frozenset[str]:
+def workflow_sessions(uow: UnitOfWork, submission_id: str, kind: TaskKind) -> frozenset[str]:
     """The sessions that have held an attempt on the submission's review (or
     integration) tasks."""
     rows = uow.session.scalars(
@@ -213,30 +223,32 @@ def repin_submission(
     the unclaimed review tasks it no longer needs."""
     row = uow.session.get_one(Submission, submission_id)
     task = lock_task(uow, row.task_id)
-    if task.state != "AWAITING_REVIEW":
+    if task.state != TaskState.AWAITING_REVIEW:
         raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting review")
     row.policy_revision = policy.revision
     needed = (
         policy.required_agent_approvals
-        if policy.review_policy in ("AGENT", "AGENT_AND_HUMAN")
+        if policy.review_policy in (ReviewPolicy.AGENT, ReviewPolicy.AGENT_AND_HUMAN)
         else 0
     )
     reviews = uow.session.scalars(
         select(Task)
         .where(
             Task.subject_submission_id == row.id,
-            Task.kind == "REVIEW",
-            Task.state != "CLOSED",
+            Task.kind == TaskKind.REVIEW,
+            Task.state != TaskState.CLOSED,
         )
         .order_by(Task.id)
     ).all()
     for index in range(len(reviews), needed):
-        _workflow_task(uow, task, row, "REVIEW", f"Review: {task.title} ({index + 1} of {needed})")
-    unclaimed = [r for r in reviews if r.state == "OPEN"]
+        _workflow_task(
+            uow, task, row, TaskKind.REVIEW, f"Review: {task.title} ({index + 1} of {needed})"
+        )
+    unclaimed = [r for r in reviews if r.state == TaskState.OPEN]
     for surplus in unclaimed[: max(0, len(reviews) - needed)]:
         surplus = lock_task(uow, surplus.id)
-        surplus.state = "CLOSED"
-        surplus.close_reason = "SUPERSEDED"
+        surplus.state = TaskState.CLOSED
+        surplus.close_reason = CloseReason.SUPERSEDED
         surplus.close_note = f"policy re-pinned: {reason}"
         surplus.updated_at = uow.now()
     uow.session.flush()
@@ -251,7 +263,7 @@ def finish_workflow_attempt(
     that checked the attempt's authority."""
     attempt = uow.session.get_one(Attempt, attempt_id)
     task = lock_task(uow, attempt.task_id)
-    end_attempt(attempt, "COMPLETED", reason, uow.now())
+    end_attempt(attempt, AttemptState.COMPLETED, reason, uow.now())
     uow.session.flush()
     mark_done(uow, task, actor_id=actor_id, reason=reason)
 
@@ -260,19 +272,12 @@ def return_for_revision(uow: UnitOfWork, task_id: str, *, reason: str, actor_id:
     """A rejection, a conflict or a failed validation sends the implementation back.
     Earlier submissions stay; open workflow tasks for them close as superseded."""
     task = lock_task(uow, task_id)
-    if task.state not in ("AWAITING_REVIEW", "AWAITING_INTEGRATION"):
+    if task.state not in (TaskState.AWAITING_REVIEW, TaskState.AWAITING_INTEGRATION):
         raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting review/integration")
-    task.state = "REVISION_NEEDED"
+    task.state = TaskState.REVISION_NEEDED
     task.updated_at = uow.now()
     _close_open_workflow_tasks(uow, task.id, reason)
-    append_event(
-        uow,
-        project_id=task.project_id,
-        kind="task.revision_needed",
-        subject_id=task.id,
-        actor_id=actor_id,
-        payload={"reason": reason},
-    )
+    record_event(uow, WorkEvent.TASK_REVISION_NEEDED, task, by=actor_id, payload={"reason": reason})
 
 
 def advance_to_integration(
@@ -280,23 +285,24 @@ def advance_to_integration(
 ) -> TaskView:
     """Review is satisfied: the implementation awaits integration, through its own task."""
     task = lock_task(uow, task_id)
-    if task.state != "AWAITING_REVIEW":
+    if task.state != TaskState.AWAITING_REVIEW:
         raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting review")
     submission = uow.session.get_one(Submission, submission_id)
-    task.state = "AWAITING_INTEGRATION"
+    task.state = TaskState.AWAITING_INTEGRATION
     task.updated_at = uow.now()
     # Reviews still open for it are no longer needed (a re-pinned policy asks fewer):
     # close them, ending any attempt on them, rather than strand a reviewer.
     _close_open_workflow_tasks(
         uow, task.id, f"review of submission {submission_id} is satisfied", only=submission_id
     )
-    integration = _workflow_task(uow, task, submission, "INTEGRATION", f"Integrate: {task.title}")
-    append_event(
+    integration = _workflow_task(
+        uow, task, submission, TaskKind.INTEGRATION, f"Integrate: {task.title}"
+    )
+    record_event(
         uow,
-        project_id=task.project_id,
-        kind="task.awaiting_integration",
-        subject_id=task.id,
-        actor_id=actor_id,
+        WorkEvent.TASK_AWAITING_INTEGRATION,
+        task,
+        by=actor_id,
         payload={"submission": submission_id, "integrationTask": integration.id},
     )
     return task_view(uow, integration)
@@ -308,25 +314,18 @@ def reopen_workflow_task(uow: UnitOfWork, task_id: str, *, reason: str, actor_id
     now = uow.now()
     if task.current_attempt_id is not None:
         attempt = uow.session.get_one(Attempt, task.current_attempt_id)
-        end_attempt(attempt, "RELINQUISHED", reason, now)
+        end_attempt(attempt, AttemptState.RELINQUISHED, reason, now)
         uow.session.flush()
         task.current_attempt_id = None
-    task.state = "OPEN"
+    task.state = TaskState.OPEN
     task.updated_at = now
-    append_event(
-        uow,
-        project_id=task.project_id,
-        kind="task.reopened",
-        subject_id=task.id,
-        actor_id=actor_id,
-        payload={"reason": reason},
-    )
+    record_event(uow, WorkEvent.TASK_REOPENED, task, by=actor_id, payload={"reason": reason})
 
 
 def complete_delivery(uow: UnitOfWork, task_id: str, *, actor_id: str, reason: str) -> None:
     """Integrated and validated on the target branch: only now is code done."""
     task = lock_task(uow, task_id)
-    if task.state != "AWAITING_INTEGRATION":
+    if task.state != TaskState.AWAITING_INTEGRATION:
         raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting integration")
     delivered = current_submission(uow, task.id)
     if delivered is None:
@@ -338,7 +337,7 @@ def complete_delivery(uow: UnitOfWork, task_id: str, *, actor_id: str, reason: s
 def awaiting_review(uow: UnitOfWork) -> list[tuple[TaskView, SubmissionView]]:
     """Implementation tasks waiting on review, across all projects, with their candidate."""
     rows = uow.session.scalars(
-        select(Task).where(Task.state == "AWAITING_REVIEW").order_by(Task.updated_at)
+        select(Task).where(Task.state == TaskState.AWAITING_REVIEW).order_by(Task.updated_at)
     ).all()
     waiting = []
     for row in rows:
@@ -375,10 +374,10 @@ def _close_open_workflow_tasks(
         row = lock_task(uow, row.id)
         if row.current_attempt_id is not None:
             attempt = uow.session.get_one(Attempt, row.current_attempt_id)
-            end_attempt(attempt, "SUPERSEDED", reason, uow.now())
+            end_attempt(attempt, AttemptState.SUPERSEDED, reason, uow.now())
             uow.session.flush()
             row.current_attempt_id = None
-        row.state = "CLOSED"
-        row.close_reason = "SUPERSEDED"
+        row.state = TaskState.CLOSED
+        row.close_reason = CloseReason.SUPERSEDED
         row.close_note = reason
         row.updated_at = uow.now()

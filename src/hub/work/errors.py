@@ -11,6 +11,7 @@ from hub.errors import (
     LeaseExpired,
     NotFound,
     PermissionDenied,
+    ProblemCode,
     StaleGeneration,
 )
 
@@ -27,7 +28,7 @@ class NoEligibleTask(NotFound):
     or task (`NOT_FOUND`) without reading the message.
     """
 
-    code = "NO_ELIGIBLE_TASK"
+    code = ProblemCode.NO_ELIGIBLE_TASK
 
     def __init__(self, project_id: str, kinds: Sequence[str] = ()) -> None:
         super().__init__("eligible task", project_id)

@@ -27,21 +27,22 @@ from sqlalchemy.ext.hybrid import hybrid_method
 from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.sql.elements import ColumnElement
 
-from hub.storage.base import Base, JSONDocument, UTCDateTime, one_of
-
-TASK_KINDS = ("IMPLEMENTATION", "REVIEW", "INTEGRATION", "GENERAL", "OBJECTIVE")
-TASK_STATES = (
-    "OPEN",
-    "IN_PROGRESS",
-    "AWAITING_REVIEW",
-    "AWAITING_INTEGRATION",
-    "REVISION_NEEDED",
-    "DONE",
-    "CLOSED",
+from hub.storage.base import Base, JSONDocument, UTCDateTime, Vocabulary, one_of
+from hub.work.vocabulary import (
+    CLAIMABLE_STATES,
+    AttemptKind,
+    AttemptNoteKind,
+    AttemptState,
+    CloseReason,
+    LinkKind,
+    RecoveryDisposition,
+    SubmissionOutcome,
+    TaskKind,
+    TaskState,
 )
-# States from which a fresh claim may start (with no incomplete prerequisites).
-CLAIMABLE_STATES = ("OPEN", "REVISION_NEEDED")
-ATTEMPT_STATES = ("ACTIVE", "SUBMITTED", "RELINQUISHED", "SUPERSEDED", "COMPLETED")
+
+_READY = f"{one_of('state', CLAIMABLE_STATES)} AND blocked_count = 0"
+_ACTIVE = f"state = '{AttemptState.ACTIVE}'"
 
 
 class Task(Base):
@@ -50,12 +51,13 @@ class Task(Base):
         UniqueConstraint("project_id", "id"),
         UniqueConstraint("project_id", "source_system", "source_id"),
         ForeignKeyConstraint(["project_id", "parent_id"], ["tasks.project_id", "tasks.id"]),
-        CheckConstraint(one_of("kind", TASK_KINDS), name="kind"),
-        CheckConstraint(one_of("state", TASK_STATES), name="state"),
+        CheckConstraint(one_of("kind", TaskKind), name="kind"),
+        CheckConstraint(one_of("state", TaskState), name="state"),
         CheckConstraint("blocked_count >= 0", name="blocked_count"),
         # The state/current-attempt pair is written together: in progress iff an attempt.
         CheckConstraint(
-            "(state = 'IN_PROGRESS') = (current_attempt_id IS NOT NULL)", name="current_attempt"
+            f"(state = '{TaskState.IN_PROGRESS}') = (current_attempt_id IS NOT NULL)",
+            name="current_attempt",
         ),
         # Ready work, in the order candidates are offered: priority, then age.
         Index(
@@ -63,8 +65,8 @@ class Task(Base):
             "project_id",
             text("priority DESC"),
             "id",
-            sqlite_where=text("state IN ('OPEN', 'REVISION_NEEDED') AND blocked_count = 0"),
-            postgresql_where=text("state IN ('OPEN', 'REVISION_NEEDED') AND blocked_count = 0"),
+            sqlite_where=text(_READY),
+            postgresql_where=text(_READY),
         ),
         Index("ix_tasks_project_id_state", "project_id", "state"),
         Index("ix_tasks_parent_id", "parent_id"),
@@ -73,11 +75,11 @@ class Task(Base):
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     project_id: Mapped[str] = mapped_column(ForeignKey("projects.id"))
-    kind: Mapped[str] = mapped_column(String(20))
+    kind: Mapped[TaskKind] = mapped_column(Vocabulary(TaskKind, 20))
     title: Mapped[str] = mapped_column(String(300))
     outcome: Mapped[str] = mapped_column(Text, default="")
     priority: Mapped[int] = mapped_column(Integer, default=0)
-    state: Mapped[str] = mapped_column(String(24), default="OPEN")
+    state: Mapped[TaskState] = mapped_column(Vocabulary(TaskState, 24), default=TaskState.OPEN)
     parent_id: Mapped[str | None] = mapped_column(String(40))
     required: Mapped[bool] = mapped_column(Boolean, default=True)  # required child of parent
     # Review and integration tasks: the immutable submission that made them eligible
@@ -93,7 +95,7 @@ class Task(Base):
     # maintained on every change so candidates never walk the graph.
     blocked_count: Mapped[int] = mapped_column(Integer, default=0)
     recovery_released_generation: Mapped[int | None] = mapped_column(BigInteger)
-    close_reason: Mapped[str | None] = mapped_column(String(20))
+    close_reason: Mapped[CloseReason | None] = mapped_column(Vocabulary(CloseReason, 20))
     close_note: Mapped[str | None] = mapped_column(Text)
     reopen_condition: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -137,12 +139,12 @@ class TaskLink(Base):
     __table_args__ = (
         ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
         ForeignKeyConstraint(["project_id", "other_id"], ["tasks.project_id", "tasks.id"]),
-        CheckConstraint("kind IN ('DUPLICATE_OF', 'RELATED', 'SUPERSEDES')", name="kind"),
+        CheckConstraint(one_of("kind", LinkKind), name="kind"),
     )
 
     task_id: Mapped[str] = mapped_column(String(40), primary_key=True)
     other_id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    kind: Mapped[str] = mapped_column(String(20), primary_key=True)
+    kind: Mapped[LinkKind] = mapped_column(Vocabulary(LinkKind, 20), primary_key=True)
     project_id: Mapped[str] = mapped_column(String(40))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     created_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
@@ -153,15 +155,15 @@ class Attempt(Base):
     __table_args__ = (
         UniqueConstraint("project_id", "id"),
         ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
-        CheckConstraint(one_of("state", ATTEMPT_STATES), name="state"),
-        CheckConstraint("kind IN ('FRESH', 'RECOVERY')", name="kind"),
+        CheckConstraint(one_of("state", AttemptState), name="state"),
+        CheckConstraint(one_of("kind", AttemptKind), name="kind"),
         # At most one current attempt per task, whatever the code above it does.
         Index(
             "uq_attempts_one_active_per_task",
             "task_id",
             unique=True,
-            sqlite_where=text("state = 'ACTIVE'"),
-            postgresql_where=text("state = 'ACTIVE'"),
+            sqlite_where=text(_ACTIVE),
+            postgresql_where=text(_ACTIVE),
         ),
         Index("ix_attempts_session_id_state", "session_id", "state"),
         Index("ix_attempts_task_id", "task_id"),
@@ -173,15 +175,17 @@ class Attempt(Base):
     session_id: Mapped[str] = mapped_column(ForeignKey("agent_sessions.id"))
     principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
     workstation: Mapped[str] = mapped_column(String(200))
-    kind: Mapped[str] = mapped_column(String(12))
+    kind: Mapped[AttemptKind] = mapped_column(Vocabulary(AttemptKind, 12))
     generation: Mapped[int] = mapped_column(BigInteger)
-    state: Mapped[str] = mapped_column(String(16))
+    state: Mapped[AttemptState] = mapped_column(Vocabulary(AttemptState, 16))
     lease_seconds: Mapped[int] = mapped_column(Integer)
     heartbeat_seconds: Mapped[int] = mapped_column(Integer)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     criteria_revision: Mapped[int] = mapped_column(Integer)
     recovers_attempt_id: Mapped[str | None] = mapped_column(String(40))
-    disposition: Mapped[str | None] = mapped_column(String(24))
+    disposition: Mapped[RecoveryDisposition | None] = mapped_column(
+        Vocabulary(RecoveryDisposition, 24)
+    )
     disposition_reason: Mapped[str | None] = mapped_column(Text)
     acceptance: Mapped[dict[str, Any] | None] = mapped_column(JSONDocument)
     end_reason: Mapped[str | None] = mapped_column(Text)
@@ -277,7 +281,7 @@ class Submission(Base):
     session_id: Mapped[str] = mapped_column(ForeignKey("agent_sessions.id"))
     principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
     generation: Mapped[int] = mapped_column(BigInteger)
-    outcome: Mapped[str] = mapped_column(String(16))
+    outcome: Mapped[SubmissionOutcome] = mapped_column(Vocabulary(SubmissionOutcome, 16))
     result: Mapped[str] = mapped_column(Text)
     handoff: Mapped[str] = mapped_column(Text)
     candidate_revision: Mapped[str | None] = mapped_column(String(64))
@@ -294,16 +298,14 @@ class AttemptNote(Base):
     __tablename__ = "attempt_notes"
     __table_args__ = (
         ForeignKeyConstraint(["project_id", "attempt_id"], ["attempts.project_id", "attempts.id"]),
-        CheckConstraint(
-            "kind IN ('RECOVERY_NOTE', 'CRITERIA_RECONCILED', 'ADAPTER_EVENT')", name="kind"
-        ),
+        CheckConstraint(one_of("kind", AttemptNoteKind), name="kind"),
         Index("ix_attempt_notes_attempt_id", "attempt_id"),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     project_id: Mapped[str] = mapped_column(String(40))
     attempt_id: Mapped[str] = mapped_column(String(40))
-    kind: Mapped[str] = mapped_column(String(24))
+    kind: Mapped[AttemptNoteKind] = mapped_column(Vocabulary(AttemptNoteKind, 24))
     body: Mapped[str] = mapped_column(Text)
     detail: Mapped[dict[str, Any]] = mapped_column(JSONDocument, default=dict)
     author_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))

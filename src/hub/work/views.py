@@ -8,6 +8,17 @@ from typing import Any
 
 from hub.mapping import view_of
 from hub.work.tables import Attempt, Checkpoint, Submission, Task, Worktree
+from hub.work.vocabulary import (
+    AttemptKind,
+    AttemptNoteKind,
+    AttemptState,
+    EffectiveTaskState,
+    LinkKind,
+    RecoveryDisposition,
+    SubmissionOutcome,
+    TaskKind,
+    TaskState,
+)
 
 
 @dataclass(frozen=True)
@@ -26,15 +37,15 @@ class AttemptView:
     session_id: str
     principal_id: str
     workstation: str
-    kind: str
+    kind: AttemptKind
     generation: int
-    state: str
+    state: AttemptState
     lease_seconds: int
     heartbeat_seconds: int
     expires_at: datetime
     criteria_revision: int
     recovers_attempt_id: str | None
-    disposition: str | None
+    disposition: RecoveryDisposition | None
     disposition_reason: str | None
     acceptance: dict[str, Any] | None
     started_at: datetime
@@ -61,7 +72,7 @@ class LinkView:
 
     task_id: str
     other_id: str
-    kind: str  # DUPLICATE_OF, RELATED or SUPERSEDES, as recorded (task_id KIND other_id)
+    kind: LinkKind  # DUPLICATE_OF, RELATED or SUPERSEDES, as recorded (task_id KIND other_id)
     created_at: datetime
     created_by: str
 
@@ -70,12 +81,12 @@ class LinkView:
 class TaskView:
     id: str
     project_id: str
-    kind: str
+    kind: TaskKind
     title: str
     outcome: str
     priority: int
-    state: str
-    effective_state: str
+    state: TaskState
+    effective_state: EffectiveTaskState
     parent_id: str | None
     required: bool
     source_system: str | None
@@ -133,7 +144,7 @@ class SubmissionView:
     session_id: str
     principal_id: str
     generation: int
-    outcome: str
+    outcome: SubmissionOutcome
     result: str
     handoff: str
     candidate_revision: str | None
@@ -148,7 +159,7 @@ class SubmissionView:
 class NoteView:
     id: str
     attempt_id: str
-    kind: str
+    kind: AttemptNoteKind
     body: str
     author_id: str
     created_at: datetime
@@ -199,7 +210,7 @@ def attempt_view(
     row: Attempt, task: Task, now: datetime, *, stale_progress_seconds: int
 ) -> AttemptView:
     is_current = task.current_attempt_id == row.id
-    live = row.state == "ACTIVE" and row.lease_valid_at(now)
+    live = row.state == AttemptState.ACTIVE and row.lease_valid_at(now)
     return AttemptView(
         id=row.id,
         project_id=row.project_id,

@@ -3,25 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 
 import strawberry
 
-
-@strawberry.enum
-class PrincipalKind(Enum):
-    HUMAN = "human"
-    AGENT = "agent"
-    SERVICE = "service"
-
-
-@strawberry.enum
-class CredentialKind(Enum):
-    PERSONAL = "personal"
-    SESSION = "session"
-    REPORTER = "reporter"
-    WEB = "web"
-    SYSTEM = "system"
+from hub.api.identity.enums import CredentialKind, PrincipalKind
 
 
 @strawberry.type

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
-from hub.api.integration.types import IntegrationOutcome, Verification
+from hub.api.integration.enums import IntegrationOutcome, Verification
 
 
 @strawberry.input

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import Any
 
 import strawberry
 from strawberry.types import Info
 
 from hub.api.context import HubContext
+from hub.api.integration.enums import Verification
 from hub.api.loaders import each, load
 from hub.api.mapping import from_view, shows
 from hub.integration import service as integration
@@ -17,23 +17,6 @@ from hub.integration import service as integration
 # Nested fields, read for every integration in a list at once (`hub.api.loaders`).
 _REPORTS = each(integration.reports_of)
 _VALIDATIONS = each(integration.validations_of)
-
-
-@strawberry.enum
-class IntegrationOutcome(Enum):
-    PUBLISHED = "PUBLISHED"
-    TARGET_MOVED = "TARGET_MOVED"
-    CONFLICT = "CONFLICT"
-    UNCERTAIN = "UNCERTAIN"
-    ABANDONED = "ABANDONED"
-
-
-@strawberry.enum(description="How a reported revision was verified.")
-class Verification(Enum):
-    CLIENT_REPORTED = "CLIENT_REPORTED"
-    VERIFIED_BY_REVIEWER = "VERIFIED_BY_REVIEWER"
-    VERIFIED_BY_JOB = "VERIFIED_BY_JOB"
-    VERIFIED_BY_HOST = "VERIFIED_BY_HOST"
 
 
 @strawberry.type

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import strawberry
 
-from hub.api.jobs.types import ArtifactAccess, CheckOutcome, ObservedStatus
+from hub.api.jobs.enums import ArtifactAccess, CheckOutcome, ObservedStatus
 
 
 @strawberry.input

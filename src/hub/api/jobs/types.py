@@ -3,55 +3,22 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import Any
 
 import strawberry
 from strawberry.types import Info
 
 from hub.api.context import HubContext
+from hub.api.jobs.enums import (
+    ArtifactAccess,
+    CheckOutcome,
+    Freshness,
+    ProducerStatus,
+)
 from hub.api.loaders import each, load
 from hub.api.mapping import from_view, shows
 from hub.jobs import service as jobs
 from hub.storage.unit_of_work import UnitOfWork
-
-
-@strawberry.enum(description="What the producer last reported; not how fresh that is.")
-class ProducerStatus(Enum):
-    REGISTERED = "REGISTERED"
-    RUNNING = "RUNNING"
-    EXITED = "EXITED"
-    FINISHED = "FINISHED"
-
-
-@strawberry.enum
-class ObservedStatus(Enum):
-    RUNNING = "RUNNING"
-    EXITED = "EXITED"
-
-
-@strawberry.enum(
-    description="How recently anything was heard, judged now: UNOBSERVED is not stopped."
-)
-class Freshness(Enum):
-    FRESH = "FRESH"
-    UNOBSERVED = "UNOBSERVED"
-    FINAL = "FINAL"
-
-
-@strawberry.enum
-class CheckOutcome(Enum):
-    PASS = "PASS"
-    FAIL = "FAIL"
-    SKIPPED = "SKIPPED"
-    INTERRUPTED = "INTERRUPTED"
-
-
-@strawberry.enum
-class ArtifactAccess(Enum):
-    SHARED = "SHARED"
-    LOCAL_ONLY = "LOCAL_ONLY"
-    UNAVAILABLE = "UNAVAILABLE"
 
 
 @strawberry.type

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
-from hub.api.projects.types import RecoveryMode, ReviewPolicy
+from hub.api.projects.enums import RecoveryMode, ReviewPolicy
 
 
 @strawberry.input

@@ -68,11 +68,11 @@ class ProjectsMutation:
         self, info: Info[HubContext, Any], input: SetProjectPolicyInput
     ) -> SetProjectPolicyPayload | Problem:
         change = projects.PolicyChange(
-            review_policy=input.review_policy.value if input.review_policy else None,
+            review_policy=input.review_policy,
             required_agent_approvals=input.required_agent_approvals,
             required_human_approvals=input.required_human_approvals,
             human_may_approve_own_agent=input.human_may_approve_own_agent,
-            recovery_mode=input.recovery_mode.value if input.recovery_mode else None,
+            recovery_mode=input.recovery_mode,
             lease_seconds=input.lease_seconds,
             heartbeat_seconds=input.heartbeat_seconds,
             max_watch_window_seconds=input.max_watch_window_seconds,

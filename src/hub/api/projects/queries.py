@@ -14,8 +14,14 @@ from hub.api.problems import NotFoundProblem, to_problem
 from hub.api.projects.payloads import ResolveProjectResult
 from hub.api.projects.types import Project
 from hub.api.relay import Connection, connection, decode_cursor, page_size
-from hub.errors import HubError, NotFound
-from hub.identity.views import Actor
+from hub.errors import (
+    HubError,
+    NotFound,
+    ProblemCode,
+)
+from hub.identity.views import (
+    Actor,
+)
 from hub.projects import service as projects
 from hub.projects.errors import AmbiguousProject as AmbiguousProjectError
 from hub.storage.unit_of_work import UnitOfWork
@@ -53,5 +59,7 @@ class ProjectsQuery:
         except (AmbiguousProjectError, NotFound) as error:
             return to_problem(error)  # type: ignore[return-value]
         except HubError as error:  # a malformed remote URL in the alias
-            return NotFoundProblem(code="NOT_FOUND", message=error.message, what="project")
+            return NotFoundProblem(
+                code=ProblemCode.NOT_FOUND, message=error.message, what="project"
+            )
         return from_view(Project, view)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import Any
 
 import strawberry
@@ -12,22 +11,9 @@ from strawberry.types import Info
 from hub.api.context import HubContext
 from hub.api.loaders import each, load
 from hub.api.mapping import from_view
+from hub.api.projects.enums import RecoveryMode, ReviewPolicy
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
-
-
-@strawberry.enum
-class ReviewPolicy(Enum):
-    NONE = "NONE"
-    AGENT = "AGENT"
-    HUMAN = "HUMAN"
-    AGENT_AND_HUMAN = "AGENT_AND_HUMAN"
-
-
-@strawberry.enum
-class RecoveryMode(Enum):
-    AGENT = "AGENT"
-    OPERATOR_RELEASE = "OPERATOR_RELEASE"
 
 
 @strawberry.type

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import strawberry
 
-from hub.api.resources.types import ResourceMode, ResourceScope
+from hub.api.resources.enums import ResourceMode, ResourceScope
 
 
 @strawberry.input

@@ -3,31 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 
 import strawberry
 
-
-@strawberry.enum
-class ResourceScope(Enum):
-    WORKSTATION = "WORKSTATION"
-    CHECKOUT = "CHECKOUT"
-    PROJECT = "PROJECT"
-    ENVIRONMENT = "ENVIRONMENT"
-
-
-@strawberry.enum
-class ResourceMode(Enum):
-    EXCLUSIVE = "EXCLUSIVE"
-    CAPACITY = "CAPACITY"
-
-
-@strawberry.enum(description="Judged at read time from the attempt's lease and its jobs.")
-class ReservationState(Enum):
-    RESERVED = "RESERVED"
-    HELD = "HELD"
-    LAPSED = "LAPSED"
-    RELEASED = "RELEASED"
+from hub.api.resources.enums import ReservationState, ResourceMode, ResourceScope
 
 
 @strawberry.type

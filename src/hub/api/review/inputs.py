@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
-from hub.api.review.types import FindingSeverity, ReviewDecision
+from hub.api.review.enums import FindingSeverity, ReviewDecision
 
 
 @strawberry.input

@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 
 import strawberry
 
+from hub.api.review.enums import FindingSeverity, ReviewDecision
 from hub.api.work.types import Submission, Task
-
-
-@strawberry.enum
-class ReviewDecision(Enum):
-    APPROVE = "APPROVE"
-    REJECT = "REJECT"
-
-
-@strawberry.enum
-class FindingSeverity(Enum):
-    BLOCKER = "BLOCKER"
-    MAJOR = "MAJOR"
-    MINOR = "MINOR"
-    NOTE = "NOTE"
 
 
 @strawberry.type

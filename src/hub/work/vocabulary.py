@@ -1,0 +1,125 @@
+"""The work module's vocabulary: every closed set of names it stores, checks or emits,
+declared once. The tables' columns hold these types and derive their CHECK constraints
+from them (`hub.storage.base.one_of`); the API exposes them as its GraphQL enums."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class TaskKind(StrEnum):
+    IMPLEMENTATION = "IMPLEMENTATION"
+    REVIEW = "REVIEW"
+    INTEGRATION = "INTEGRATION"
+    GENERAL = "GENERAL"
+    OBJECTIVE = "OBJECTIVE"
+
+
+class TaskState(StrEnum):
+    OPEN = "OPEN"
+    IN_PROGRESS = "IN_PROGRESS"
+    AWAITING_REVIEW = "AWAITING_REVIEW"
+    AWAITING_INTEGRATION = "AWAITING_INTEGRATION"
+    REVISION_NEEDED = "REVISION_NEEDED"
+    DONE = "DONE"
+    CLOSED = "CLOSED"
+
+
+class EffectiveTaskState(StrEnum):
+    """The state as judged now: expiry needs no background job."""
+
+    OPEN = "OPEN"
+    BLOCKED = "BLOCKED"
+    IN_PROGRESS = "IN_PROGRESS"
+    RECOVERY_CANDIDATE = "RECOVERY_CANDIDATE"
+    AWAITING_REVIEW = "AWAITING_REVIEW"
+    AWAITING_INTEGRATION = "AWAITING_INTEGRATION"
+    REVISION_NEEDED = "REVISION_NEEDED"
+    DONE = "DONE"
+    CLOSED = "CLOSED"
+
+
+class AttemptState(StrEnum):
+    ACTIVE = "ACTIVE"
+    SUBMITTED = "SUBMITTED"
+    RELINQUISHED = "RELINQUISHED"
+    SUPERSEDED = "SUPERSEDED"
+    COMPLETED = "COMPLETED"
+
+
+class AttemptKind(StrEnum):
+    FRESH = "FRESH"
+    RECOVERY = "RECOVERY"
+
+
+class CloseReason(StrEnum):
+    REJECTED = "REJECTED"
+    SUPERSEDED = "SUPERSEDED"
+    DUPLICATE = "DUPLICATE"
+    DEFERRED = "DEFERRED"
+
+
+class LinkKind(StrEnum):
+    DUPLICATE_OF = "DUPLICATE_OF"
+    RELATED = "RELATED"
+    SUPERSEDES = "SUPERSEDES"
+
+
+class SubmissionOutcome(StrEnum):
+    DELIVERED = "DELIVERED"
+    PARTIAL = "PARTIAL"
+
+
+class RecoveryDisposition(StrEnum):
+    RESUME_SAVED_WORK = "RESUME_SAVED_WORK"
+    RECONCILE_DELIVERED = "RECONCILE_DELIVERED"
+    RESTART = "RESTART"
+    BLOCKED = "BLOCKED"
+
+
+class AdapterEvent(StrEnum):
+    TURN_ENDED = "TURN_ENDED"
+    COMPACTED = "COMPACTED"
+    DISCONNECTED = "DISCONNECTED"
+    RESUMED = "RESUMED"
+    RELINQUISHED = "RELINQUISHED"
+    COMPLETED = "COMPLETED"
+
+
+class AttemptNoteKind(StrEnum):
+    RECOVERY_NOTE = "RECOVERY_NOTE"
+    CRITERIA_RECONCILED = "CRITERIA_RECONCILED"
+    ADAPTER_EVENT = "ADAPTER_EVENT"
+
+
+class WorkEvent(StrEnum):
+    """The events the work module appends (clients filter the feed by prefix)."""
+
+    TASK_CREATED = "task.created"
+    TASK_EDITED = "task.edited"
+    TASK_LINKED = "task.linked"
+    TASK_CLOSED = "task.closed"
+    TASK_REOPENED = "task.reopened"
+    TASK_DONE = "task.done"
+    TASK_AWAITING_INTEGRATION = "task.awaiting_integration"
+    TASK_REVISION_NEEDED = "task.revision_needed"
+    TASK_RELEASED_FOR_RECOVERY = "task.released_for_recovery"
+    TASK_PREREQUISITE_ADDED = "task.prerequisite_added"
+    TASK_PREREQUISITE_REMOVED = "task.prerequisite_removed"
+    ATTEMPT_CLAIMED = "attempt.claimed"
+    ATTEMPT_RECOVERY_CLAIMED = "attempt.recovery_claimed"
+    ATTEMPT_RECOVERY_NOTE = "attempt.recovery_note"
+    ATTEMPT_RELINQUISHED = "attempt.relinquished"
+    ATTEMPT_REVOKED = "attempt.revoked"
+    ATTEMPT_SUBMITTED = "attempt.submitted"
+    LEASE_RENEWED = "lease.renewed"
+    CHECKPOINT_RECORDED = "checkpoint.recorded"
+    CRITERIA_RECONCILED = "criteria.reconciled"
+    ACCEPTANCE_RECORDED = "acceptance.recorded"
+    RECOVERY_DISPOSITION = "recovery.disposition"
+    WORKTREE_REGISTERED = "worktree.registered"
+    WORKTREE_RELEASED = "worktree.released"
+
+
+# States from which a fresh claim may start (with no incomplete prerequisites).
+CLAIMABLE_STATES = (TaskState.OPEN, TaskState.REVISION_NEEDED)
