@@ -8,7 +8,6 @@ stored, logged or returned again.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 
@@ -52,6 +51,13 @@ from hub.identity.tables import (
     WebSession,
 )
 from hub.identity.views import Actor
+from hub.identity.views import DisabledPrincipal as DisabledPrincipal
+from hub.identity.views import IssuedToken as IssuedToken
+from hub.identity.views import PrincipalView as PrincipalView
+from hub.identity.views import SessionView as SessionView
+from hub.identity.views import StartedSession as StartedSession
+from hub.identity.views import TokenView as TokenView
+from hub.identity.views import ViewerView as ViewerView
 from hub.identity.vocabulary import (
     CredentialKind,
     IdentityEvent,
@@ -73,65 +79,18 @@ def _dummy_hash() -> str:
     return _passwords.hash("not a password")
 
 
-@dataclass(frozen=True)
-class PrincipalView:
-    id: str
-    name: str
-    kind: PrincipalKind
-    is_operator: bool
-    created_at: datetime
-    disabled_at: datetime | None
 
 
-@dataclass(frozen=True)
-class DisabledPrincipal:
-    principal: PrincipalView
-    sessions_ended: int
-    tokens_revoked: int
-    web_sessions_ended: int
 
 
-@dataclass(frozen=True)
-class TokenView:
-    id: str
-    principal_id: str
-    kind: str
-    label: str
-    created_at: datetime
-    revoked_at: datetime | None
 
 
-@dataclass(frozen=True)
-class IssuedToken:
-    token: TokenView
-    plaintext: str
 
 
-@dataclass(frozen=True)
-class SessionView:
-    id: str
-    principal_id: str
-    workstation: str
-    harness: str
-    harness_instance: str
-    started_at: datetime
-    ended_at: datetime | None
-    last_adapter_event: str | None
 
 
-@dataclass(frozen=True)
-class StartedSession:
-    session: SessionView
-    token: str
 
 
-@dataclass(frozen=True)
-class ViewerView:
-    """Who a credential speaks for: its principal, its kind, and its agent session."""
-
-    principal: PrincipalView
-    credential: str
-    session: SessionView | None
 
 
 def _clean(field: str, value: str, *, max_length: int = 200, required: bool = True) -> str:

@@ -1,12 +1,19 @@
-"""Who is calling: the authenticated principal and the credential they used."""
+"""The values identity's operations return, and who is calling: the authenticated
+principal and the credential they used (`Actor`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from hub.errors import PermissionDenied
-from hub.identity.vocabulary import CredentialKind, PrincipalKind
+from hub.errors import (
+    PermissionDenied,
+)
+from hub.identity.vocabulary import (
+    CredentialKind,
+    PrincipalKind,
+)
 
 
 @dataclass(frozen=True)
@@ -49,3 +56,64 @@ SYSTEM = Actor(
     credential=CredentialKind.SYSTEM,
 )
 """The actor for maintenance the server does by itself (pruning); never authenticates."""
+
+
+@dataclass(frozen=True)
+class PrincipalView:
+    id: str
+    name: str
+    kind: PrincipalKind
+    is_operator: bool
+    created_at: datetime
+    disabled_at: datetime | None
+
+
+@dataclass(frozen=True)
+class DisabledPrincipal:
+    principal: PrincipalView
+    sessions_ended: int
+    tokens_revoked: int
+    web_sessions_ended: int
+
+
+@dataclass(frozen=True)
+class TokenView:
+    id: str
+    principal_id: str
+    kind: str
+    label: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token: TokenView
+    plaintext: str
+
+
+@dataclass(frozen=True)
+class SessionView:
+    id: str
+    principal_id: str
+    workstation: str
+    harness: str
+    harness_instance: str
+    started_at: datetime
+    ended_at: datetime | None
+    last_adapter_event: str | None
+
+
+@dataclass(frozen=True)
+class StartedSession:
+    session: SessionView
+    token: str
+
+
+@dataclass(frozen=True)
+class ViewerView:
+    """Who a credential speaks for: its principal, its kind, and its agent session."""
+
+    principal: PrincipalView
+    credential: str
+    session: SessionView | None

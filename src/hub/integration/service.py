@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import select
 
@@ -47,6 +46,12 @@ from hub.integration.tables import (
     IntegrationReservation,
     Validation,
 )
+from hub.integration.views import ClaimedIntegration as ClaimedIntegration
+from hub.integration.views import IntegrationResult as IntegrationResult
+from hub.integration.views import IntegrationView as IntegrationView
+from hub.integration.views import ReportView as ReportView
+from hub.integration.views import ValidationResult as ValidationResult
+from hub.integration.views import ValidationView as ValidationView
 from hub.integration.vocabulary import (
     UNFINISHED_STATES,
     IntegrationEvent,
@@ -68,53 +73,6 @@ from hub.work.vocabulary import TaskKind, TaskState
 
 
 @dataclass(frozen=True)
-class IntegrationView:
-    id: str
-    project_id: str
-    submission_id: str
-    task_id: str
-    integration_task_id: str
-    attempt_id: str  # the attempt that holds (or last held) it
-    repository_id: str
-    binding: str
-    target_branch: str
-    candidate_revision: str
-    policy_revision: int
-    expected_base_revision: str
-    result_revision: str | None
-    state: str
-    reservation_held: bool
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True)
-class ReportView:
-    id: str
-    integration_id: str
-    outcome: str
-    base_revision: str | None
-    result_revision: str | None
-    verified_how: str
-    note: str
-    reported_by: str
-    attempt_id: str | None
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class ValidationView:
-    id: str
-    integration_id: str
-    result_revision: str
-    passed: bool
-    evidence: tuple[str, ...]  # evidence ids
-    summary: str
-    reported_by: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
 class IntegrationClaim:
     submission_id: str
     observed_target_revision: str
@@ -122,12 +80,6 @@ class IntegrationClaim:
     idempotency_key: str | None = None
 
 
-@dataclass(frozen=True)
-class ClaimedIntegration:
-    claim: work.ClaimResult
-    integration: IntegrationView
-    # Taken over from an earlier attempt of the same task: read its reports first.
-    inherited: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,10 +97,6 @@ class IntegrationReportRequest:
     idempotency_key: str | None = None
 
 
-@dataclass(frozen=True)
-class IntegrationResult:
-    integration: IntegrationView
-    replay: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,11 +112,6 @@ class ValidationRequest:
     idempotency_key: str | None = None
 
 
-@dataclass(frozen=True)
-class ValidationResult:
-    validation: ValidationView
-    integration: IntegrationView
-    replay: bool = False
 
 
 # --- claiming -------------------------------------------------------------------------

@@ -42,6 +42,9 @@ from hub.projects.errors import (
     StalePolicyRevision,
 )
 from hub.projects.tables import Project, ProjectAlias, ProjectPolicy, Repository
+from hub.projects.views import PolicyView as PolicyView
+from hub.projects.views import ProjectView as ProjectView
+from hub.projects.views import RepositoryView as RepositoryView
 from hub.projects.vocabulary import ProjectEvent, RecoveryMode, ReviewPolicy
 from hub.settings import (
     HEARTBEAT_SECONDS_RANGE,
@@ -50,24 +53,6 @@ from hub.settings import (
 )
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
-
-
-@dataclass(frozen=True)
-class PolicyView:
-    project_id: str
-    revision: int
-    review_policy: ReviewPolicy
-    required_agent_approvals: int
-    required_human_approvals: int
-    human_may_approve_own_agent: bool
-    recovery_mode: RecoveryMode
-    lease_seconds: int
-    heartbeat_seconds: int
-    max_watch_window_seconds: int
-    max_active_attempts_per_session: int
-    agents_may_revise_rules: bool
-    created_at: datetime
-    created_by: str
 
 
 @dataclass(frozen=True)
@@ -86,26 +71,8 @@ class PolicyChange:
     agents_may_revise_rules: bool | None = None
 
 
-@dataclass(frozen=True)
-class RepositoryView:
-    id: str
-    project_id: str
-    remote_url: str
-    binding: str
-    default_branch: str
-    aliases: tuple[str, ...]
-    created_at: datetime
 
 
-@dataclass(frozen=True)
-class ProjectView:
-    id: str
-    name: str
-    description: str
-    policy_revision: int
-    aliases: tuple[str, ...]
-    created_at: datetime
-    created_by: str
 
 
 # --- projects -------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from hub.inputs import (
     clean_optional,
     clean_text,
 )
+from hub.mapping import view_of
 from hub.projects import service as projects
 from hub.storage.base import one_of, table_of
 from hub.storage.unit_of_work import UnitOfWork
@@ -110,7 +111,11 @@ class TaskFilter:
 
 
 @raises(
-    NotFound, PermissionDenied, Conflict, InvalidTransition, ValidationFailed,
+    NotFound,
+    PermissionDenied,
+    Conflict,
+    InvalidTransition,
+    ValidationFailed,
     *idempotency.KEYED,
 )
 def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> Keyed[TaskView]:
@@ -404,16 +409,7 @@ def task_links(uow: UnitOfWork, task_id: str) -> list[LinkView]:
         .where((TaskLink.task_id == task_id) | (TaskLink.other_id == task_id))
         .order_by(TaskLink.created_at, TaskLink.task_id, TaskLink.other_id, TaskLink.kind)
     ).all()
-    return [
-        LinkView(
-            task_id=row.task_id,
-            other_id=row.other_id,
-            kind=row.kind,
-            created_at=row.created_at,
-            created_by=row.created_by,
-        )
-        for row in rows
-    ]
+    return [view_of(LinkView, row) for row in rows]
 
 
 def list_tasks(uow: UnitOfWork, query: TaskFilter) -> list[TaskView]:
@@ -571,31 +567,10 @@ def _view(
     criteria: Sequence[str],
     now: datetime,
 ) -> TaskView:
-    return TaskView(
-        id=task.id,
-        project_id=task.project_id,
-        kind=task.kind,
-        title=task.title,
-        outcome=task.outcome,
-        priority=task.priority,
-        state=task.state,
+    return view_of(
+        TaskView,
+        task,
         effective_state=effective_state(task, current, now),
-        parent_id=task.parent_id,
-        required=task.required,
-        source_system=task.source_system,
-        source_id=task.source_id,
-        revision=task.revision,
-        criteria_revision=task.criteria_revision,
         criteria=tuple(criteria),
-        generation=task.generation,
-        current_attempt_id=task.current_attempt_id,
-        blocked_count=task.blocked_count,
         prerequisite_ids=tuple(prerequisites),
-        close_reason=task.close_reason,
-        close_note=task.close_note,
-        reopen_condition=task.reopen_condition,
-        created_at=task.created_at,
-        updated_at=task.updated_at,
-        created_by=task.created_by,
-        subject_submission_id=task.subject_submission_id,
     )

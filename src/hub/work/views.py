@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -193,8 +193,6 @@ class RecoveryPacket:
     worktrees: tuple[WorktreeView, ...]
     published_revisions: tuple[str, ...]
     notes: tuple[NoteView, ...]
-    # Filled in by the jobs and resources modules once they exist.
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -211,31 +209,9 @@ def attempt_view(
 ) -> AttemptView:
     is_current = task.current_attempt_id == row.id
     live = row.state == AttemptState.ACTIVE and row.lease_valid_at(now)
-    return AttemptView(
-        id=row.id,
-        project_id=row.project_id,
-        task_id=row.task_id,
-        session_id=row.session_id,
-        principal_id=row.principal_id,
-        workstation=row.workstation,
-        kind=row.kind,
-        generation=row.generation,
-        state=row.state,
-        lease_seconds=row.lease_seconds,
-        heartbeat_seconds=row.heartbeat_seconds,
-        expires_at=row.expires_at,
-        criteria_revision=row.criteria_revision,
-        recovers_attempt_id=row.recovers_attempt_id,
-        disposition=row.disposition,
-        disposition_reason=row.disposition_reason,
-        acceptance=dict(row.acceptance) if row.acceptance else None,
-        started_at=row.started_at,
-        last_progress_at=row.last_progress_at,
-        ended_at=row.ended_at,
-        end_reason=row.end_reason,
-        revoked_at=row.revoked_at,
-        revoked_by=row.revoked_by,
-        revoke_reason=row.revoke_reason,
+    return view_of(
+        AttemptView,
+        row,
         is_current=is_current,
         lease_expired=not row.lease_valid_at(now),
         holds_authority=live and is_current and task.generation == row.generation,
