@@ -12,7 +12,9 @@ import pytest
 
 import hub
 
-DOMAIN = ("identity", "projects", "work", "review", "integration", "jobs", "resources")
+DOMAIN = (
+    "identity", "projects", "work", "review", "integration", "jobs", "resources", "knowledge",
+)
 FACE = {"__init__", "service", "views", "errors", "vocabulary", "tables"}
 REQUIRED = {"__init__", "service", "views", "errors", "tables"}
 

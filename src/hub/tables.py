@@ -9,6 +9,7 @@ from hub.idempotency import tables as idempotency_tables
 from hub.identity import tables as identity_tables
 from hub.integration import tables as integration_tables
 from hub.jobs import tables as jobs_tables
+from hub.knowledge import tables as knowledge_tables
 from hub.projects import tables as projects_tables
 from hub.resources import tables as resources_tables
 from hub.review import tables as review_tables
@@ -23,6 +24,7 @@ __all__ = [
     "identity_tables",
     "integration_tables",
     "jobs_tables",
+    "knowledge_tables",
     "metadata",
     "projects_tables",
     "resources_tables",

@@ -48,6 +48,7 @@ from hub.api.schema import export_sdl
 from hub.clock import ManualClock
 from hub.identity import service as identity
 from hub.identity.views import Actor
+from hub.knowledge import service as knowledge
 from hub.projects import service as projects
 from hub.runtime import Runtime
 from hub.settings import Settings
@@ -169,7 +170,8 @@ class _ExitStack:
 
 def _seed(uow: UnitOfWork) -> tuple[str, list[str]]:
     """An operator to fuzz as, and records for fuzzed ids to hit: a project with a
-    repository, a second project sharing its alias, a live agent session."""
+    repository, a second project sharing its alias, a live agent session, a disputed
+    lesson, a rule and a rule delegation."""
     operator = identity.create_principal(uow, name="fuzz-operator", kind="human", operator=True)
     token = identity.create_token(uow, principal=operator.id, label="fuzz").plaintext
     agent = identity.create_principal(uow, name="fuzz-agent", kind="agent")
@@ -186,7 +188,26 @@ def _seed(uow: UnitOfWork) -> tuple[str, list[str]]:
     projects.add_repository(
         uow, as_operator, project_id=first.id, remote_url="git@example.com:acme/fuzz.git"
     )
-    return token, [first.id, second.id, session.id, operator.id, agent.id]
+    lesson = knowledge.publish_lesson(
+        uow,
+        as_operator,
+        knowledge.NewLesson(project_id=first.id, statement="fuzzed", tags=["postgres>=15"]),
+    ).lesson
+    dispute = knowledge.dispute_lesson(
+        uow, as_operator, lesson_id=lesson.id, reason="fuzzed"
+    ).dispute
+    rule = knowledge.revise_rule(
+        uow,
+        as_operator,
+        knowledge.RuleRevision(project_id=first.id, topic="fuzz", text="fuzzed", reason="seed"),
+    ).rule
+    delegation = knowledge.grant_rule_delegation(
+        uow, as_operator, project_id=first.id, principal_id=agent.id
+    )
+    return token, [
+        first.id, second.id, session.id, operator.id, agent.id, lesson.id, dispute.id, rule.id,
+        delegation.id,
+    ]
 
 
 @positive.parametrize()

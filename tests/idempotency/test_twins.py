@@ -22,7 +22,7 @@ import pytest
 from hub.api.schema import export_sdl
 from hub.clock import ManualClock
 from hub.storage.database import Database
-from tests.support import work
+from tests.support import knowledge, work
 from tests.support.client import Api
 from tests.support.sql import fetch_value
 from tests.support.twins import (
@@ -249,6 +249,100 @@ def reconcile_integration(scene: Scene) -> Twin:
     )
 
 
+def _lesson(scene: Scene, statement: str = "run migrations first") -> dict[str, Any]:
+    return knowledge.published(scene.operator, work.create_project(scene.operator), statement)
+
+
+def publish_lesson(scene: Scene) -> Twin:
+    project = work.create_project(scene.operator)
+    statement = f"twin {work.key()}"
+    return Twin(
+        scene.agent(),
+        {"projectId": project, "statement": statement, "tags": ["pytest"],
+         "idempotencyKey": work.key()},
+        "lesson { id version }",
+        "SELECT count(*) FROM lesson_versions WHERE statement = :said",
+        {"said": statement},
+    )
+
+
+def correct_lesson(scene: Scene) -> Twin:
+    lesson = _lesson(scene)
+    return Twin(
+        scene.agent(),
+        {"lessonId": lesson["id"], "expectedVersion": 1, "statement": "run them twice",
+         "reason": "once is not enough", "idempotencyKey": work.key()},
+        "lesson { id version statement }",
+        "SELECT count(*) FROM lesson_versions WHERE lesson_id = :lesson AND version > 1",
+        {"lesson": lesson["id"]},
+    )
+
+
+def supersede_lesson(scene: Scene) -> Twin:
+    old, new = _lesson(scene), _lesson(scene, "run migrations in CI")
+    return Twin(
+        scene.agent(),
+        {"lessonId": old["id"], "successorId": new["id"], "reason": "CI does it",
+         "idempotencyKey": work.key()},
+        "lesson { id state successorId }",
+        "SELECT count(*) FROM events WHERE kind = 'lesson.superseded' AND subject_id = :lesson",
+        {"lesson": old["id"]},
+    )
+
+
+def dispute_lesson(scene: Scene) -> Twin:
+    lesson = _lesson(scene)
+    return Twin(
+        scene.agent(),
+        {"lessonId": lesson["id"], "reason": "not since 2.0", "idempotencyKey": work.key()},
+        "dispute { id state } lesson { id disputed }",
+        "SELECT count(*) FROM lesson_disputes WHERE lesson_id = :lesson",
+        {"lesson": lesson["id"]},
+    )
+
+
+def resolve_dispute(scene: Scene) -> Twin:
+    lesson = _lesson(scene)
+    doubter = scene.agent()
+    opened = knowledge.dispute(doubter.api, lesson["id"])
+    assert opened["__typename"] == "DisputePayload", opened
+    return Twin(
+        doubter,
+        {"disputeId": opened["dispute"]["id"], "outcome": "DISMISSED", "note": "I was wrong",
+         "idempotencyKey": work.key()},
+        "dispute { id state } lesson { id disputed }",
+        "SELECT count(*) FROM events WHERE kind = 'lesson.dispute_resolved'"
+        " AND subject_id = :lesson",
+        {"lesson": lesson["id"]},
+    )
+
+
+def rate_lesson(scene: Scene) -> Twin:
+    lesson = _lesson(scene)
+    return Twin(
+        scene.agent(),
+        {"lessonId": lesson["id"], "useful": True, "idempotencyKey": work.key()},
+        "useful lesson { id usefulVotes }",
+        "SELECT count(*) FROM events WHERE kind = 'lesson.rated' AND subject_id = :lesson",
+        {"lesson": lesson["id"]},
+    )
+
+
+def revise_rule(scene: Scene) -> Twin:
+    project = work.create_project(scene.operator)
+    work.set_policy(scene.operator, project, agentsMayReviseRules=True)
+    granted = knowledge.grant(scene.operator, project, allAgents=True)
+    assert granted["__typename"] == "RuleDelegationPayload", granted
+    return Twin(
+        scene.agent(),
+        {"projectId": project, "topic": "migrations", "text": "run them first",
+         "reason": "we keep forgetting", "idempotencyKey": work.key()},
+        "rule { id version }",
+        "SELECT count(*) FROM rule_versions WHERE project_id = :project",
+        {"project": project},
+    )
+
+
 CASES: dict[str, Callable[[Scene], Twin]] = {
     "acquireResources": acquire_resources,
     "claimIntegration": claim_integration,
@@ -264,6 +358,13 @@ CASES: dict[str, Callable[[Scene], Twin]] = {
     "recordIntegrationResult": record_integration_result,
     "recordValidation": record_validation,
     "reconcileIntegration": reconcile_integration,
+    "publishLesson": publish_lesson,
+    "correctLesson": correct_lesson,
+    "supersedeLesson": supersede_lesson,
+    "disputeLesson": dispute_lesson,
+    "resolveDispute": resolve_dispute,
+    "rateLesson": rate_lesson,
+    "reviseRule": revise_rule,
 }
 
 

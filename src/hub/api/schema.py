@@ -23,6 +23,8 @@ from hub.api.integration.queries import IntegrationQuery
 from hub.api.jobs.mutations import JobsMutation
 from hub.api.jobs.queries import JobsQuery
 from hub.api.jobs.subscriptions import JobsSubscription
+from hub.api.knowledge.mutations import KnowledgeMutation
+from hub.api.knowledge.queries import KnowledgeQuery
 from hub.api.problems import ALL_PROBLEMS
 from hub.api.projects.mutations import ProjectsMutation
 from hub.api.projects.queries import ProjectsQuery
@@ -47,6 +49,7 @@ Query = merge_types(
         EventsQuery,
         JobsQuery,
         ResourcesQuery,
+        KnowledgeQuery,
     ),
 )
 Mutation = merge_types(
@@ -61,6 +64,7 @@ Mutation = merge_types(
         SubmissionPolicyMutation,
         JobsMutation,
         ResourcesMutation,
+        KnowledgeMutation,
     ),
 )
 Subscription = merge_types("Subscription", (EventsSubscription, JobsSubscription))

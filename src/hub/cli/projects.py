@@ -272,7 +272,7 @@ def policy_set(
         bool | None,
         typer.Option(
             "--agents-may-revise-rules/--agents-may-not-revise-rules",
-            help="Rule delegation: agents may revise binding rules without a human.",
+            help="Whether rule delegations apply (granted per principal or to all agents).",
             show_default=False,
         ),
     ] = None,

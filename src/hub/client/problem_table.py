@@ -48,6 +48,10 @@ UNION_PROBLEMS: Final[Mapping[str, tuple[str, ...]]] = {
     "closeWatchWindow": (
         "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",
     ),
+    "correctLesson": (
+        "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "IdempotencyConflict",
+        "IdempotencyReceiptExpired", "ValidationFailed",
+    ),
     "createProject": (
         "PermissionDenied", "Conflict", "ValidationFailed",
     ),
@@ -58,6 +62,10 @@ UNION_PROBLEMS: Final[Mapping[str, tuple[str, ...]]] = {
     "defineResource": (
         "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",
     ),
+    "disputeLesson": (
+        "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "IdempotencyConflict",
+        "IdempotencyReceiptExpired", "ValidationFailed",
+    ),
     "editTask": (
         "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "ValidationFailed",
     ),
@@ -66,6 +74,9 @@ UNION_PROBLEMS: Final[Mapping[str, tuple[str, ...]]] = {
     ),
     "finishJob": (
         "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "ValidationFailed",
+    ),
+    "grantRuleDelegation": (
+        "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",
     ),
     "linkTasks": (
         "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",
@@ -76,6 +87,14 @@ UNION_PROBLEMS: Final[Mapping[str, tuple[str, ...]]] = {
     "openWatchWindow": (
         "NotFound", "PermissionDenied", "Conflict", "LeaseExpired", "StaleGeneration",
         "InvalidTransition", "ValidationFailed",
+    ),
+    "publishLesson": (
+        "NotFound", "PermissionDenied", "Conflict", "IdempotencyConflict",
+        "IdempotencyReceiptExpired", "ValidationFailed",
+    ),
+    "rateLesson": (
+        "NotFound", "PermissionDenied", "Conflict", "IdempotencyConflict",
+        "IdempotencyReceiptExpired", "ValidationFailed",
     ),
     "reconcileCriteria": (
         "NotFound", "PermissionDenied", "Conflict", "LeaseExpired", "StaleGeneration",
@@ -163,11 +182,22 @@ UNION_PROBLEMS: Final[Mapping[str, tuple[str, ...]]] = {
     "requestHumanReview": (
         "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",
     ),
+    "resolveDispute": (
+        "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "IdempotencyConflict",
+        "IdempotencyReceiptExpired", "ValidationFailed",
+    ),
     "resolveFinding": (
         "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "ValidationFailed",
     ),
+    "reviseRule": (
+        "NotFound", "PermissionDenied", "Conflict", "IdempotencyConflict",
+        "IdempotencyReceiptExpired", "ValidationFailed",
+    ),
     "revokeAttempt": (
         "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "ValidationFailed",
+    ),
+    "revokeRuleDelegation": (
+        "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",
     ),
     "setProjectPolicy": (
         "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",
@@ -184,5 +214,9 @@ UNION_PROBLEMS: Final[Mapping[str, tuple[str, ...]]] = {
         "NotFound", "PermissionDenied", "Conflict", "LeaseExpired", "StaleGeneration",
         "InvalidTransition", "IdempotencyConflict", "IdempotencyReceiptExpired",
         "ValidationFailed",
+    ),
+    "supersedeLesson": (
+        "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "IdempotencyConflict",
+        "IdempotencyReceiptExpired", "ValidationFailed",
     ),
 }

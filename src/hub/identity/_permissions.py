@@ -175,6 +175,24 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "releaseResources": _mutation(_SESSION),
     "clearHold": _mutation(_OPERATOR),
     "recordCapacityObservation": _mutation(_EDITING),
+    # --- knowledge --------------------------------------------------------------------
+    "publishLesson": _mutation(_EDITING),
+    "correctLesson": _mutation(_EDITING, "a current lesson's current version, by anyone"),
+    "supersedeLesson": _mutation(_EDITING),
+    "disputeLesson": _mutation(_EDITING),
+    "resolveDispute": _mutation(
+        _EDITING,
+        "an operator, any way; the principal who raised it, as DISMISSED or CORRECTED; the "
+        "lesson's author, as CORRECTED",
+    ),
+    "rateLesson": _mutation(_EDITING, "one vote per principal and lesson"),
+    "reviseRule": _mutation(
+        _EDITING,
+        "operators always; anyone else under an active rule delegation, while the "
+        "project's policy allows delegation",
+    ),
+    "grantRuleDelegation": _mutation(_OPERATOR),
+    "revokeRuleDelegation": _mutation(_OPERATOR),
     # --- queries ----------------------------------------------------------------------
     "viewer": _query(_READING_AND_REPORTER, "who the credential belongs to"),
     "projects": _query(),
@@ -196,6 +214,11 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "watchWindow": _query(),
     "resources": _query(),
     "reservation": _query(),
+    "lesson": _query(),
+    "lessons": _query(),
+    "rule": _query(),
+    "rules": _query(),
+    "ruleDelegations": _query(),
     # --- subscriptions ----------------------------------------------------------------
     "projectEvents": Rule("subscription", _READING),
     "jobObservations": Rule(

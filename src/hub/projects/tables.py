@@ -84,8 +84,8 @@ class ProjectPolicy(Base):
     heartbeat_seconds: Mapped[int] = mapped_column(Integer)
     max_watch_window_seconds: Mapped[int] = mapped_column(Integer)
     max_active_attempts_per_session: Mapped[int] = mapped_column(Integer)
-    # Rule delegation: may agents revise binding rules without a human? Stored, not yet
-    # read: the knowledge module is not built (docs/design.md, "Not built yet").
+    # Whether the project's rule delegations apply: with it off, only operators revise
+    # binding rules, whatever was delegated (docs/design.md, "Knowledge").
     agents_may_revise_rules: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     created_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))

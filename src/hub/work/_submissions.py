@@ -74,6 +74,9 @@ class SubmitRequest:
     result: str
     handoff: str = ""
     candidate_revision: str | None = None
+    # Lesson ids, and the lessons this submission proposes, as the knowledge module
+    # cleaned them: it checks the ids and publishes the lessons in the same transaction
+    # (`knowledge.service.submit_attempt`, the operation the API runs).
     referenced_lessons: Sequence[str] = ()
     new_lessons: Sequence[dict[str, Any]] = ()
     idempotency_key: str | None = None
@@ -131,7 +134,6 @@ def _submit(uow: UnitOfWork, actor: Actor, held: Held, cmd: SubmitRequest) -> At
     referenced = clean_list(
         "referencedLessons", cmd.referenced_lessons, max_items=50, max_length=60
     )
-    new_lessons = _clean_new_lessons(cmd.new_lessons)
     candidate = (
         clean_revision("candidateRevision", cmd.candidate_revision)
         if cmd.candidate_revision
@@ -156,7 +158,7 @@ def _submit(uow: UnitOfWork, actor: Actor, held: Held, cmd: SubmitRequest) -> At
         criteria_revision=attempt.criteria_revision,
         policy_revision=policy.revision,
         referenced_lessons=referenced,
-        new_lessons=new_lessons,
+        new_lessons=list(cmd.new_lessons),
         created_at=held.now,
     )
     uow.session.add(submission)
@@ -230,31 +232,6 @@ def _state_after_submission(
         f"a {task.kind} task completes through its workflow (review or integration), "
         "not by submitAttempt DELIVERED"
     )
-
-
-def _clean_new_lessons(lessons: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    if len(lessons) > 20:
-        raise ValidationFailed("newLessons", "must have at most 20 items")
-    cleaned: list[dict[str, Any]] = []
-    for index, lesson in enumerate(lessons):
-        field = f"newLessons[{index}]"
-        cleaned.append(
-            {
-                "statement": clean_text(
-                    f"{field}.statement", str(lesson.get("statement", "")), 500
-                ),
-                "explanation": clean_text(
-                    f"{field}.explanation",
-                    str(lesson.get("explanation", "")),
-                    10_000,
-                    required=False,
-                ),
-                "tags": clean_list(
-                    f"{field}.tags", list(lesson.get("tags") or []), max_items=20, max_length=60
-                ),
-            }
-        )
-    return cleaned
 
 
 @raises(*HOLDING, Conflict, ValidationFailed)

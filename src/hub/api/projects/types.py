@@ -29,7 +29,8 @@ class ProjectPolicy:
     max_watch_window_seconds: int
     max_active_attempts_per_session: int
     agents_may_revise_rules: bool = strawberry.field(
-        description="Rule delegation: agents may revise binding rules without a human."
+        description="Whether rule delegations (grantRuleDelegation) apply: with it off,"
+        " only operators revise binding rules."
     )
     created_at: datetime
     created_by: strawberry.ID

@@ -19,6 +19,7 @@ from hub.api.work.types import (
     Task,
     Worktree,
 )
+from hub.knowledge import service as knowledge
 from hub.work import service as work
 
 
@@ -104,7 +105,9 @@ RecordCheckpointResult = result_union(
 RelinquishAttemptResult = result_union(
     "RelinquishAttemptResult", AttemptPayload, work.relinquish_attempt
 )
-SubmitAttemptResult = result_union("SubmitAttemptResult", AttemptPayload, work.submit_attempt)
+SubmitAttemptResult = result_union(
+    "SubmitAttemptResult", AttemptPayload, knowledge.submit_attempt
+)
 RecordRecoveryDispositionResult = result_union(
     "RecordRecoveryDispositionResult", AttemptPayload, work.record_recovery_disposition
 )

@@ -12,6 +12,7 @@ from strawberry.types import Info
 from hub.api.context import HubContext
 from hub.api.integration.types import Integration
 from hub.api.jobs.types import Job
+from hub.api.knowledge.types import Lesson
 from hub.api.loaders import each, load, load_many
 from hub.api.mapping import from_view, shows
 from hub.api.resources.types import Reservation
@@ -28,6 +29,7 @@ from hub.api.work.enums import (
 )
 from hub.integration import service as integration
 from hub.jobs import service as jobs
+from hub.knowledge import service as knowledge
 from hub.resources import service as resources
 from hub.work import service as work
 
@@ -39,6 +41,7 @@ _LINKS = each(work.task_links)
 _JOBS = each(jobs.jobs_for_task)
 _HOLDS = each(resources.task_holds)
 _INTEGRATIONS = each(integration.integrations_of)
+_LESSONS = each(knowledge.submission_lessons)
 
 
 @strawberry.type(description="Temporary authority over an attempt; its deadline is the service's.")
@@ -211,9 +214,16 @@ class Submission:
     candidate_revision: str | None
     criteria_revision: int = strawberry.field(description="The criteria revision the work used.")
     policy_revision: int = strawberry.field(description="The project policy pinned at submit.")
-    referenced_lessons: list[str]
-    new_lessons: JSON
+    referenced_lessons: list[str] = strawberry.field(description="Ids of existing lessons.")
+    new_lessons: JSON = strawberry.field(
+        description="The lessons it proposed, as written; each was published (`lessons`)."
+    )
     created_at: datetime
+
+    @strawberry.field(description="The lessons published from this submission.")
+    async def lessons(self, info: Info[HubContext, Any]) -> list[Lesson]:
+        found = await load(info, _LESSONS, str(self.id))
+        return [from_view(Lesson, view) for view in found]
 
 
 @strawberry.type

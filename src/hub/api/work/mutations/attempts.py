@@ -51,6 +51,7 @@ from hub.api.work.payloads import (
     TaskPayload,
 )
 from hub.api.work.types import RecoveryPacket
+from hub.knowledge import service as knowledge
 from hub.work import service as work
 
 _task_payload = payload(TaskPayload, "task")
@@ -138,11 +139,8 @@ class AttemptMutation:
     async def submit_attempt(
         self, info: Info[HubContext, Any], input: SubmitAttemptInput
     ) -> AttemptPayload | Problem:
-        return await mutate(
-            info,
-            call(work.submit_attempt, input),
-            _attempt_payload,
-        )
+        # Through knowledge: the lessons the submission proposes are published with it.
+        return await mutate(info, call(knowledge.submit_attempt, input), _attempt_payload)
 
     @strawberry.mutation(graphql_type=RecordRecoveryDispositionResult)
     async def record_recovery_disposition(

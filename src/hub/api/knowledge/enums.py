@@ -1,0 +1,30 @@
+"""GraphQL enums of the knowledge module: its vocabulary (`hub.knowledge.vocabulary`),
+exposed as declared there (the same names, values and order)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from hub.knowledge.vocabulary import (
+    DelegationScope,
+    DisputeResolution,
+    DisputeState,
+    LessonState,
+)
+
+strawberry.enum(
+    LessonState,
+    description="Where a lesson stands; every state stays readable with its versions.",
+)
+strawberry.enum(DisputeState)
+strawberry.enum(DisputeResolution, description="How a dispute is closed.")
+strawberry.enum(
+    DelegationScope, description="Whom a rule delegation names: one principal, or all agents."
+)
+
+__all__ = [
+    "DelegationScope",
+    "DisputeResolution",
+    "DisputeState",
+    "LessonState",
+]

@@ -1,0 +1,80 @@
+"""The knowledge queries: `lesson`, `lessons`, `rule`, `rules`, `ruleDelegations`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from strawberry.types import Info
+
+from hub.api.context import HubContext
+from hub.api.knowledge.types import Lesson, Rule, RuleDelegation
+from hub.api.mapping import from_view
+from hub.api.operations import read, read_optional
+from hub.api.relay import Connection, connection, decode_cursor, page_size
+from hub.identity.views import Actor
+from hub.knowledge import service as knowledge
+from hub.storage.unit_of_work import UnitOfWork
+
+
+@strawberry.type
+class KnowledgeQuery:
+    @strawberry.field(description="A lesson of any project, with its versions and disputes.")
+    async def lesson(self, info: Info[HubContext, Any], id: strawberry.ID) -> Lesson | None:
+        view = await read_optional(info, lambda uow, _: knowledge.get_lesson(uow, str(id)))
+        return from_view(Lesson, view) if view else None
+
+    @strawberry.field(
+        description="The lessons a project is the source of, oldest first, in every state."
+    )
+    async def lessons(
+        self,
+        info: Info[HubContext, Any],
+        project_id: strawberry.ID,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> Connection[Lesson]:
+        def load(uow: UnitOfWork, _actor: Actor) -> tuple[int, list[knowledge.LessonView]]:
+            size = page_size(first, uow.settings.max_page_size)
+            found = knowledge.list_lessons(
+                uow, str(project_id), after=decode_cursor(after), limit=size + 1
+            )
+            return size, found
+
+        size, found = await read(info, load)
+        return connection(found, size, key=lambda v: v.id, node=lambda v: from_view(Lesson, v))
+
+    @strawberry.field(description="A binding rule, with its versions.")
+    async def rule(self, info: Info[HubContext, Any], id: strawberry.ID) -> Rule | None:
+        view = await read_optional(info, lambda uow, _: knowledge.get_rule(uow, str(id)))
+        return from_view(Rule, view) if view else None
+
+    @strawberry.field(description="A project's binding rules as they stand, by topic.")
+    async def rules(
+        self,
+        info: Info[HubContext, Any],
+        project_id: strawberry.ID,
+        include_retired: bool = False,
+    ) -> list[Rule]:
+        found = await read(
+            info,
+            lambda uow, _: knowledge.list_rules(
+                uow, str(project_id), include_retired=include_retired
+            ),
+        )
+        return [from_view(Rule, view) for view in found]
+
+    @strawberry.field(description="Who besides operators may revise a project's rules.")
+    async def rule_delegations(
+        self,
+        info: Info[HubContext, Any],
+        project_id: strawberry.ID,
+        include_revoked: bool = False,
+    ) -> list[RuleDelegation]:
+        found = await read(
+            info,
+            lambda uow, _: knowledge.rule_delegations(
+                uow, str(project_id), include_revoked=include_revoked
+            ),
+        )
+        return [from_view(RuleDelegation, view) for view in found]

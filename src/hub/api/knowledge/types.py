@@ -1,0 +1,156 @@
+"""GraphQL types of the knowledge module: lessons with their versions and disputes,
+binding rules with their versions, rule delegations."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import strawberry
+from strawberry.types import Info
+
+from hub.api.context import HubContext
+from hub.api.knowledge.enums import DelegationScope, DisputeState, LessonState
+from hub.api.loaders import each, load
+from hub.api.mapping import from_view
+from hub.knowledge import service as knowledge
+
+_LESSON_VERSIONS = each(knowledge.lesson_versions)
+_DISPUTES = each(knowledge.lesson_disputes)
+_RULE_VERSIONS = each(knowledge.rule_versions)
+
+
+@strawberry.type(description="Where a lesson was learnt.")
+class LessonSource:
+    project_id: strawberry.ID
+    task_id: strawberry.ID | None
+    submission_id: strawberry.ID | None
+    candidate_revision: str | None
+
+
+@strawberry.type(description="One version of a lesson, as written; corrections add versions.")
+class LessonVersion:
+    lesson_id: strawberry.ID
+    version: int
+    statement: str
+    explanation: str
+    tags: list[str]
+    evidence: list[str]
+    reason: str = strawberry.field(description="Why this version corrected the one before.")
+    author_id: strawberry.ID
+    session_id: strawberry.ID | None
+    created_at: datetime
+
+
+@strawberry.type
+class LessonDispute:
+    id: strawberry.ID
+    project_id: strawberry.ID
+    lesson_id: strawberry.ID
+    version: int = strawberry.field(description="The version disputed.")
+    reason: str
+    evidence: list[str]
+    state: DisputeState
+    raised_by: strawberry.ID
+    session_id: strawberry.ID | None
+    raised_at: datetime
+    resolved_by: strawberry.ID | None
+    resolved_at: datetime | None
+    resolution_note: str | None
+
+
+@strawberry.type(
+    description="What an agent learnt, as it stands now: its current version's content, "
+    "where it came from, and what happened to it since. Shared across projects."
+)
+class Lesson:
+    id: strawberry.ID
+    project_id: strawberry.ID = strawberry.field(description="Its source project.")
+    version: int = strawberry.field(description="The current version.")
+    state: LessonState
+    statement: str
+    explanation: str
+    tags: list[str]
+    evidence: list[str]
+    source: LessonSource
+    author_id: strawberry.ID = strawberry.field(description="Who published it.")
+    session_id: strawberry.ID | None
+    created_at: datetime
+    updated_at: datetime
+    successor_id: strawberry.ID | None = strawberry.field(
+        description="The lesson that replaces it, when superseded."
+    )
+    superseded_at: datetime | None
+    superseded_by: strawberry.ID | None
+    supersede_reason: str | None
+    disputed: bool = strawberry.field(
+        description="A dispute is open: read it with care; it is never mandatory guidance."
+    )
+    useful_votes: int
+    not_useful_votes: int
+
+    @strawberry.field(description="Every version, the first first.")
+    async def versions(self, info: Info[HubContext, Any]) -> list[LessonVersion]:
+        found = await load(info, _LESSON_VERSIONS, str(self.id))
+        return [from_view(LessonVersion, view) for view in found]
+
+    @strawberry.field(description="Its disputes, open and closed, oldest first.")
+    async def disputes(self, info: Info[HubContext, Any]) -> list[LessonDispute]:
+        found = await load(info, _DISPUTES, str(self.id))
+        return [from_view(LessonDispute, view) for view in found]
+
+
+@strawberry.type(description="One version of a binding rule: who revised it, why, under what.")
+class RuleVersion:
+    rule_id: strawberry.ID
+    version: int
+    text: str
+    paths: list[str]
+    components: list[str]
+    retired: bool
+    reason: str
+    author_id: strawberry.ID
+    session_id: strawberry.ID | None
+    delegation_id: strawberry.ID | None = strawberry.field(
+        description="The delegation that allowed it; none for an operator's revision."
+    )
+    created_at: datetime
+
+
+@strawberry.type(description="A project's binding rule on one topic, as it stands now.")
+class Rule:
+    id: strawberry.ID
+    project_id: strawberry.ID
+    topic: str
+    version: int
+    text: str
+    paths: list[str] = strawberry.field(description="Where it applies; none: everywhere.")
+    components: list[str]
+    retired: bool
+    created_at: datetime
+    created_by: strawberry.ID
+    updated_at: datetime
+    updated_by: strawberry.ID
+
+    @strawberry.field(description="Every version, the first first.")
+    async def versions(self, info: Info[HubContext, Any]) -> list[RuleVersion]:
+        found = await load(info, _RULE_VERSIONS, str(self.id))
+        return [from_view(RuleVersion, view) for view in found]
+
+
+@strawberry.type(
+    description="A project's permission for a principal (or all agents) to revise its "
+    "binding rules, while its policy allows delegation (agentsMayReviseRules)."
+)
+class RuleDelegation:
+    id: strawberry.ID
+    project_id: strawberry.ID
+    scope: DelegationScope
+    principal_id: strawberry.ID | None
+    note: str
+    granted_by: strawberry.ID
+    granted_at: datetime
+    revoked_by: strawberry.ID | None
+    revoked_at: datetime | None
+    revoke_reason: str | None
+    active: bool

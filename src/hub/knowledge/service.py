@@ -1,0 +1,68 @@
+"""The knowledge module's operations, as other modules and the entry points call them."""
+
+from hub.knowledge._delegations import (
+    grant_rule_delegation,
+    revoke_rule_delegation,
+    rule_delegations,
+)
+from hub.knowledge._disputes import dispute_lesson, lesson_disputes, resolve_dispute
+from hub.knowledge._lessons import (
+    LessonCorrection,
+    NewLesson,
+    correct_lesson,
+    publish_lesson,
+    supersede_lesson,
+)
+from hub.knowledge._ratings import rate_lesson
+from hub.knowledge._rows import get_lesson, lesson_versions, list_lessons
+from hub.knowledge._rules import RuleRevision, get_rule, list_rules, revise_rule, rule_versions
+from hub.knowledge._submissions import submission_lessons, submit_attempt
+from hub.knowledge.views import (
+    DelegationView,
+    DisputeResult,
+    DisputeView,
+    LessonResult,
+    LessonSource,
+    LessonVersionView,
+    LessonView,
+    RatingResult,
+    RuleResult,
+    RuleVersionView,
+    RuleView,
+)
+
+__all__ = [
+    "DelegationView",
+    "DisputeResult",
+    "DisputeView",
+    "LessonCorrection",
+    "LessonResult",
+    "LessonSource",
+    "LessonVersionView",
+    "LessonView",
+    "NewLesson",
+    "RatingResult",
+    "RuleResult",
+    "RuleRevision",
+    "RuleVersionView",
+    "RuleView",
+    "correct_lesson",
+    "dispute_lesson",
+    "get_lesson",
+    "get_rule",
+    "grant_rule_delegation",
+    "lesson_disputes",
+    "lesson_versions",
+    "list_lessons",
+    "list_rules",
+    "publish_lesson",
+    "rate_lesson",
+    "resolve_dispute",
+    "revise_rule",
+    "revoke_rule_delegation",
+    "rule_delegations",
+    "rule_versions",
+    "submission_lessons",
+    "submit_attempt",
+    "supersede_lesson",
+]

@@ -1,0 +1,51 @@
+"""The knowledge module's vocabulary, declared once: the tables hold these types and
+derive their CHECK constraints from them; the API exposes them as its GraphQL enums."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class LessonState(StrEnum):
+    """Where a lesson stands. Every state stays readable, with its versions; only a
+    current lesson is corrected."""
+
+    CURRENT = "CURRENT"
+    SUPERSEDED = "SUPERSEDED"  # replaced by another lesson (its successor)
+    WITHDRAWN = "WITHDRAWN"  # a dispute against it was upheld
+
+
+class DisputeState(StrEnum):
+    OPEN = "OPEN"
+    CORRECTED = "CORRECTED"  # a later version of the lesson answers it
+    UPHELD = "UPHELD"  # the lesson was wrong: it is withdrawn
+    DISMISSED = "DISMISSED"  # the lesson stands as it is
+
+
+class DisputeResolution(StrEnum):
+    """How a dispute is closed: its states other than OPEN."""
+
+    CORRECTED = "CORRECTED"
+    UPHELD = "UPHELD"
+    DISMISSED = "DISMISSED"
+
+
+class DelegationScope(StrEnum):
+    """Whom a rule delegation names: one principal, or every agent principal."""
+
+    PRINCIPAL = "PRINCIPAL"
+    ALL_AGENTS = "ALL_AGENTS"
+
+
+class KnowledgeEvent(StrEnum):
+    """The events the knowledge module appends."""
+
+    LESSON_PUBLISHED = "lesson.published"
+    LESSON_CORRECTED = "lesson.corrected"
+    LESSON_SUPERSEDED = "lesson.superseded"
+    LESSON_DISPUTED = "lesson.disputed"
+    LESSON_DISPUTE_RESOLVED = "lesson.dispute_resolved"
+    LESSON_RATED = "lesson.rated"
+    RULE_REVISED = "rule.revised"
+    RULE_DELEGATION_GRANTED = "rule.delegation_granted"
+    RULE_DELEGATION_REVOKED = "rule.delegation_revoked"
