@@ -4,11 +4,19 @@ allows delegation (docs/design.md, "Knowledge"; scenario 23 in docs/scenarios.md
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
 
+from hub.identity import service as identity
+from hub.identity.views import Actor
+from hub.identity.vocabulary import CredentialKind
+from hub.knowledge import service as knowledge_service
+from hub.projects import service as projects
+from hub.runtime import Runtime
 from hub.storage.database import Database
+from hub.storage.unit_of_work import UnitOfWork
 from tests.support import knowledge, work
 from tests.support.sql import fetch_value
 
@@ -260,3 +268,60 @@ def test_unknown_rules_and_projects_are_not_found(operator: Any) -> None:
         == "NotFound"
     )
     assert knowledge.rule(operator.api, ghost) is None
+
+
+def test_a_revocation_waits_for_the_revision_that_relies_on_the_delegation(
+    runtime: Runtime,
+) -> None:
+    """The revision share-locks the delegation it relies on: a concurrent revocation is
+    ordered after it (or before it, and the revision is refused), never in between."""
+
+    def stage(uow: UnitOfWork) -> tuple[Actor, Actor, str, str, str]:
+        op, bot = (
+            Actor(p.id, p.name, p.kind, p.is_operator, CredentialKind.PERSONAL)
+            for p in (
+                identity.create_principal(uow, name="op", kind="human", operator=True),
+                identity.create_principal(uow, name="bot", kind="agent"),
+            )
+        )
+        project = projects.create_project(uow, op, name="p").id
+        projects.set_project_policy(
+            uow, op, project_id=project, change=projects.PolicyChange(agents_may_revise_rules=True)
+        )
+        delegation = knowledge_service.grant_rule_delegation(
+            uow, op, project_id=project, principal_id=bot.principal_id
+        ).id
+        rule = knowledge_service.revise_rule(
+            uow, op, knowledge_service.RuleRevision(project, "first", "start", topic="t")
+        ).rule.id
+        return op, bot, project, delegation, rule
+
+    op, bot, project, delegation, rule = runtime.write(stage)
+    revised, release = threading.Event(), threading.Event()
+    done: list[str] = []
+
+    def revise(uow: UnitOfWork) -> None:
+        revision = knowledge_service.RuleRevision(
+            project, "second", "why", rule_id=rule, expected_version=1
+        )
+        knowledge_service.revise_rule(uow, bot, revision)
+        revised.set()
+        assert release.wait(30)
+
+    def revoke(uow: UnitOfWork) -> None:
+        knowledge_service.revoke_rule_delegation(uow, op, delegation_id=delegation, reason="stop")
+        done.append("revoked")
+
+    first = threading.Thread(target=runtime.write, args=(revise,))
+    first.start()
+    assert revised.wait(30)
+    second = threading.Thread(target=runtime.write, args=(revoke,))
+    second.start()
+    second.join(0.5)
+    assert second.is_alive() and not done, "the revocation did not wait for the revision"
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert done == ["revoked"]
+    versions = runtime.read(lambda uow: knowledge_service.rule_versions(uow, rule))
+    assert [v.delegation_id for v in versions] == [None, delegation]
