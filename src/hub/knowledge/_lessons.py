@@ -8,7 +8,7 @@ who reads it, corrects it or names it as a successor.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,23 +140,43 @@ def clean_evidence(field: str, references: Sequence[str]) -> list[str]:
     ]
 
 
+def _keyed(
+    uow: UnitOfWork,
+    actor: Actor,
+    operation: str,
+    key: str | None,
+    request: Mapping[str, Any],
+    change: Callable[[], LessonView],
+) -> LessonResult:
+    """A keyed change of one lesson: any full credential may make it; a replay answers
+    the lesson as it is now."""
+    return idempotency.run_keyed(
+        uow,
+        actor,
+        operation,
+        key,
+        request,
+        authorize=lambda: require_full_credential(actor),
+        replay=lambda _, prior: LessonResult(get_lesson(uow, prior["lesson_id"]), replay=True),
+        execute=lambda _: LessonResult(change()),
+        receipt=lambda made: {"lesson_id": made.lesson.id},
+    ).value
+
+
 # --- publishing -------------------------------------------------------------------------
 
 
 @raises(NotFound, PermissionDenied, ValidationFailed, *idempotency.KEYED)
 def publish_lesson(uow: UnitOfWork, actor: Actor, cmd: NewLesson) -> LessonResult:
     """Publish a lesson, version 1, attributed to the caller and its session."""
-    return idempotency.run_keyed(
+    return _keyed(
         uow,
         actor,
         "publishLesson",
         cmd.idempotency_key,
         idempotency.request_of(cmd),
-        authorize=lambda: require_full_credential(actor),
-        replay=lambda _, prior: LessonResult(get_lesson(uow, prior["lesson_id"]), replay=True),
-        execute=lambda _: LessonResult(_publish_new(uow, actor, cmd)),
-        receipt=lambda made: {"lesson_id": made.lesson.id},
-    ).value
+        lambda: _publish_new(uow, actor, cmd),
+    )
 
 
 def _publish_new(uow: UnitOfWork, actor: Actor, cmd: NewLesson) -> LessonView:
@@ -270,17 +290,14 @@ def _add_version(
 @raises(*CHANGING_A_LESSON)
 def correct_lesson(uow: UnitOfWork, actor: Actor, cmd: LessonCorrection) -> LessonResult:
     """A new version of the lesson's current version; the old one stays readable."""
-    return idempotency.run_keyed(
+    return _keyed(
         uow,
         actor,
         "correctLesson",
         cmd.idempotency_key,
         idempotency.request_of(cmd),
-        authorize=lambda: require_full_credential(actor),
-        replay=lambda _, prior: LessonResult(get_lesson(uow, prior["lesson_id"]), replay=True),
-        execute=lambda _: LessonResult(_correct(uow, actor, cmd)),
-        receipt=lambda made: {"lesson_id": made.lesson.id, "version": made.lesson.version},
-    ).value
+        lambda: _correct(uow, actor, cmd),
+    )
 
 
 def _correct(uow: UnitOfWork, actor: Actor, cmd: LessonCorrection) -> LessonView:
@@ -347,17 +364,14 @@ def supersede_lesson(
 ) -> LessonResult:
     """Mark a lesson replaced by another (of any project): it stays readable, with its
     versions, and points to its successor."""
-    return idempotency.run_keyed(
+    return _keyed(
         uow,
         actor,
         "supersedeLesson",
         idempotency_key,
         {"lesson_id": lesson_id, "successor_id": successor_id, "reason": reason},
-        authorize=lambda: require_full_credential(actor),
-        replay=lambda _, prior: LessonResult(get_lesson(uow, prior["lesson_id"]), replay=True),
-        execute=lambda _: LessonResult(_supersede(uow, actor, lesson_id, successor_id, reason)),
-        receipt=lambda made: {"lesson_id": made.lesson.id},
-    ).value
+        lambda: _supersede(uow, actor, lesson_id, successor_id, reason),
+    )
 
 
 def _supersede(
