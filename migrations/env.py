@@ -14,13 +14,26 @@ from hub.storage.database import normalise_database_url
 
 config = context.config
 
-# Expression indexes (e.g. `priority DESC`) reflect differently on each backend, so
-# autogenerate cannot compare them; their migrations are written by hand.
-HAND_WRITTEN_INDEXES = {"ix_tasks_ready"}
+# Objects the models do not declare, written by hand in their migrations, which
+# autogenerate must neither compare nor offer to drop:
+# - expression indexes (e.g. `priority DESC`), which reflect differently on each backend;
+# - the full-text index of lesson versions (0008), one per database: on SQLite the FTS5
+#   table `lesson_search` (and the shadow tables FTS5 keeps for it), on PostgreSQL the
+#   generated column `lesson_versions.search_vector` and its GIN index.
+HAND_WRITTEN_INDEXES = {"ix_tasks_ready", "ix_lesson_versions_search_vector"}
+HAND_WRITTEN_TABLE = "lesson_search"
+HAND_WRITTEN_COLUMNS = {("lesson_versions", "search_vector")}
 
 
 def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
-    return not (type_ == "index" and name in HAND_WRITTEN_INDEXES)
+    if type_ == "index":
+        return name not in HAND_WRITTEN_INDEXES
+    if type_ == "table":
+        return not (name == HAND_WRITTEN_TABLE or (name or "").startswith(f"{HAND_WRITTEN_TABLE}_"))
+    if type_ == "column":
+        table = getattr(getattr(obj, "table", None), "name", None)
+        return (table, name) not in HAND_WRITTEN_COLUMNS
+    return True
 
 
 def run_migrations_offline() -> None:

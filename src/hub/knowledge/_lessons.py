@@ -29,6 +29,7 @@ from hub.ids import new_id
 from hub.inputs import clean_label, clean_revision, clean_text
 from hub.knowledge._rows import CHANGING_A_LESSON, current_version, get_lesson, lock_lesson, show
 from hub.knowledge._tags import Tag, parse_tags
+from hub.knowledge._terms import indexed_text
 from hub.knowledge.errors import LessonSuperseded, LessonWithdrawn, NotTheCurrentVersion
 from hub.knowledge.tables import Lesson, LessonTag, LessonVersion
 from hub.knowledge.views import LessonResult, LessonView
@@ -90,8 +91,10 @@ class Content:
         )
 
     def search_text(self) -> str:
+        """What full-text search finds the version by (`_terms`): its statement,
+        explanation and tag components."""
         components = " ".join(tag.component for tag in self.tags)
-        return "\n".join((self.statement, self.explanation, components))
+        return indexed_text((self.statement, self.explanation, components))
 
     def proposal(self) -> dict[str, Any]:
         """As a submission keeps a lesson it proposed."""

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hub.errors import ValidationFailed
+from hub.knowledge._versions import compatible
 
 MAX_TAGS = 20
 MAX_TAG_LENGTH = 200
@@ -30,6 +31,10 @@ class Tag:
 
     def __str__(self) -> str:
         return f"{self.component}{self.versions}"
+
+    def applies_with(self, other: Tag) -> bool:
+        """One component, and some version both tags' constraints admit (`_versions`)."""
+        return self.component == other.component and compatible(self.versions, other.versions)
 
 
 def parse_tag(field: str, raw: str) -> Tag:

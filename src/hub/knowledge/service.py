@@ -16,6 +16,7 @@ from hub.knowledge._lessons import (
 from hub.knowledge._ratings import rate_lesson
 from hub.knowledge._rows import get_lesson, lesson_versions, list_lessons
 from hub.knowledge._rules import RuleRevision, get_rule, list_rules, revise_rule, rule_versions
+from hub.knowledge._search import KnowledgeSearch, search_knowledge
 from hub.knowledge._submissions import submission_lessons, submit_attempt
 from hub.knowledge.views import (
     DelegationView,
@@ -29,12 +30,14 @@ from hub.knowledge.views import (
     RuleResult,
     RuleVersionView,
     RuleView,
+    SearchHit,
 )
 
 __all__ = [
     "DelegationView",
     "DisputeResult",
     "DisputeView",
+    "KnowledgeSearch",
     "LessonCorrection",
     "LessonResult",
     "LessonSource",
@@ -46,6 +49,7 @@ __all__ = [
     "RuleRevision",
     "RuleVersionView",
     "RuleView",
+    "SearchHit",
     "correct_lesson",
     "dispute_lesson",
     "get_lesson",
@@ -62,6 +66,7 @@ __all__ = [
     "revoke_rule_delegation",
     "rule_delegations",
     "rule_versions",
+    "search_knowledge",
     "submission_lessons",
     "submit_attempt",
     "supersede_lesson",

@@ -101,7 +101,8 @@ class LessonVersion(Base):
     author_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
     session_id: Mapped[str | None] = mapped_column(ForeignKey("agent_sessions.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    # Statement, explanation and tag components as one text: what full-text search indexes.
+    # What full-text search indexes (migration 0008's index): the words of the statement,
+    # explanation and tag components, as `_terms.indexed_text` writes them.
     search_text: Mapped[str] = mapped_column(Text)
 
 

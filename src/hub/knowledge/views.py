@@ -163,6 +163,20 @@ class RuleResult:
     replay: bool = False
 
 
+@dataclass(frozen=True)
+class SearchHit:
+    """A lesson a search found, with how it ranked (docs/design.md, "Knowledge"): its
+    place in the whole answer, its score and the parts of it."""
+
+    lesson: LessonView  # the original record, whichever project it came from
+    rank: int  # 1 for the first
+    score: float  # relevance + TAG_WEIGHT x matched tags + feedback
+    relevance: float  # full-text relevance, 0 to 1 (0 when searching by tags only)
+    matched_tags: tuple[str, ...]  # the searched tags that apply to it, as searched
+    feedback: float  # the votes' nudge, within +-FEEDBACK_WEIGHT
+    other_project: bool  # its source is not the project searched from
+
+
 def lesson_view(row: Lesson, current: LessonVersion) -> LessonView:
     return view_of(
         LessonView,

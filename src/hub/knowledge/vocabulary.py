@@ -37,6 +37,14 @@ class DelegationScope(StrEnum):
     ALL_AGENTS = "ALL_AGENTS"
 
 
+class SearchScope(StrEnum):
+    """Whose lessons a search reads: the project's own, or every project's (each found
+    lesson the original record, with its source project)."""
+
+    PROJECT = "PROJECT"
+    CROSS_PROJECT = "CROSS_PROJECT"
+
+
 class KnowledgeEvent(StrEnum):
     """The events the knowledge module appends."""
 

@@ -1,0 +1,229 @@
+"""Searching lessons: by words, by tags or both, in one project or across projects.
+
+What is found is each lesson's current version (earlier versions are its history,
+`Lesson.versions`), in every state. The ranking, in this order (docs/design.md,
+"Knowledge"):
+
+1. where the lesson stands: current lessons (disputed ones included, marked) first,
+   then superseded ones, then withdrawn ones. A superseded lesson so always comes after
+   the lesson that replaces it now, which is current;
+2. its score, the higher the better: full-text relevance (bm25 on SQLite, `ts_rank_cd`
+   on PostgreSQL, as a share of the best match's: 1 for the best), plus `TAG_WEIGHT`
+   for each searched tag that applies to it (`_tags.Tag.applies_with`), plus the votes'
+   nudge, `FEEDBACK_WEIGHT x (useful - not useful) / (votes + 2)`. Relevance and nudge
+   together move a lesson by less than one tag's weight, so a lesson that more searched
+   tags apply to ranks above one that fewer apply to, whatever the words and votes;
+3. its id, so equal scores come in one order.
+
+With words, a lesson is found when its current version holds any of them; tags then
+only rank. With tags only, a lesson is found when any searched tag applies to it. Votes
+never bring in a lesson that is not found otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    Select,
+    case,
+    cast,
+    exists,
+    func,
+    literal,
+    select,
+    tuple_,
+    type_coerce,
+)
+from sqlalchemy.orm import QueryableAttribute
+
+from hub.errors import NotFound, ValidationFailed, raises
+from hub.inputs import bounded_int, clean_text
+from hub.knowledge._fulltext import matching
+from hub.knowledge._tags import Tag, parse_tag, parse_tags
+from hub.knowledge._terms import MAX_TERMS, query_terms
+from hub.knowledge.tables import Lesson, LessonTag, LessonVersion
+from hub.knowledge.views import SearchHit, lesson_view
+from hub.knowledge.vocabulary import LessonState, SearchScope
+from hub.projects import service as projects
+from hub.storage.unit_of_work import UnitOfWork
+
+TAG_WEIGHT: Final = 2.0
+FEEDBACK_WEIGHT: Final = 0.25
+MAX_QUERY = 1000
+MAX_OFFSET = 10_000  # past that, search again with other words
+# The cap the ranking promises: relevance (at most 1) and the nudge (either way) together
+# move a lesson by less than one applying tag.
+assert 1 + 2 * FEEDBACK_WEIGHT < TAG_WEIGHT
+
+_STANDING = case(
+    (Lesson.state == LessonState.CURRENT, 0),
+    (Lesson.state == LessonState.SUPERSEDED, 1),
+    else_=2,
+)
+_FEEDBACK = (
+    cast(Lesson.useful_votes - Lesson.not_useful_votes, Float)
+    * FEEDBACK_WEIGHT
+    / type_coerce(Lesson.useful_votes + Lesson.not_useful_votes + 2, Float)
+)
+_IS_CURRENT_VERSION = (LessonVersion.lesson_id == Lesson.id) & (
+    LessonVersion.version == Lesson.version
+)
+
+
+@dataclass(frozen=True)
+class KnowledgeSearch:
+    """A search from a project: words (`query`), tags (`pytest`, `postgres==16`) or
+    both; the project's own lessons, or every project's."""
+
+    project_id: str
+    query: str | None = None
+    tags: Sequence[str] = ()
+    scope: SearchScope = SearchScope.PROJECT
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    """A search, cleaned: its terms and tags, and where it looks."""
+
+    project_id: str
+    terms: list[str]
+    tags: list[Tag]
+    scope: SearchScope
+    current_only: bool = False
+
+
+@raises(NotFound, ValidationFailed)
+def search_knowledge(
+    uow: UnitOfWork, search: KnowledgeSearch, *, offset: int = 0, limit: int = 50
+) -> list[SearchHit]:
+    """A page of what the search finds, best first (see the module's docstring): the
+    hits ranked after `offset`."""
+    bounded_int("after", offset, 0, MAX_OFFSET)
+    query = clean_text("query", search.query or "", MAX_QUERY, required=False)
+    terms = query_terms(query)
+    if query and not terms:
+        raise ValidationFailed(
+            "query",
+            f"{query!r} has no words to search for: stop words ('the', 'not', …) and "
+            "punctuation, full-text operators included, are not searched",
+        )
+    if len(terms) > MAX_TERMS:
+        raise ValidationFailed("query", f"must have at most {MAX_TERMS} distinct words")
+    tags = parse_tags("tags", search.tags)
+    if not terms and not tags:
+        raise ValidationFailed("query", "search with words, tags or both")
+    wanted = _Wanted(search.project_id, terms, tags, search.scope)
+    return found(uow, wanted, offset=offset, limit=limit)
+
+
+def suggested_lessons(
+    uow: UnitOfWork,
+    project_id: str,
+    *,
+    text: str,
+    tags: Sequence[Tag],
+    scope: SearchScope,
+    limit: int,
+) -> list[SearchHit]:
+    """Current lessons for a piece of work (orientation): by the words of `text` (a
+    task's title) and by tags; nothing when there is neither."""
+    terms = query_terms(text)[:MAX_TERMS]
+    if not terms and not tags:
+        return []
+    wanted = _Wanted(project_id, terms, list(tags), scope, current_only=True)
+    return found(uow, wanted, offset=0, limit=limit)
+
+
+def found(uow: UnitOfWork, wanted: _Wanted, *, offset: int, limit: int) -> list[SearchHit]:
+    projects.ensure_project_exists(uow, wanted.project_id)
+    applicable = _applicable_tags(uow, wanted)
+    if not wanted.terms and not applicable:
+        return []
+    rows = uow.session.execute(_ranked(uow, wanted, applicable).offset(offset).limit(limit))
+    hits: list[SearchHit] = []
+    for place, (row, current, relevance, feedback, score) in enumerate(rows, start=offset + 1):
+        lesson = lesson_view(row, current)
+        hits.append(
+            SearchHit(
+                lesson=lesson,
+                rank=place,
+                score=float(score),
+                relevance=float(relevance),
+                matched_tags=_matched(wanted.tags, lesson.tags),
+                feedback=float(feedback),
+                other_project=lesson.project_id != wanted.project_id,
+            )
+        )
+    return hits
+
+
+def _ranked(uow: UnitOfWork, wanted: _Wanted, applicable: list[tuple[str, str]]) -> Select[Any]:
+    """The search's lessons with their current versions, relevance, nudge and score,
+    in rank order."""
+    # The lesson's tags a searched tag applies to (a component is tagged once a lesson).
+    applying = (
+        LessonTag.lesson_id == Lesson.id,
+        tuple_(LessonTag.component, LessonTag.versions).in_(applicable),
+    )
+    tag_matches: ColumnElement[int] = (
+        select(func.count()).where(*applying).scalar_subquery() if applicable else literal(0)
+    )
+    relevance: ColumnElement[float]
+    if wanted.terms:
+        text = matching(uow.dialect, wanted.terms, *_in_scope(wanted, LessonVersion.project_id))
+        # Relative to the best match of this search: 1 for it, on either database.
+        best = func.nullif(func.max(text.c.relevance).over(), 0.0, type_=Float)
+        relevance = func.coalesce(text.c.relevance / best, 0.0, type_=Float)
+        query = (
+            select(Lesson, LessonVersion)
+            .join(text, (text.c.lesson_id == Lesson.id) & (text.c.version == Lesson.version))
+            .join(LessonVersion, _IS_CURRENT_VERSION)
+        )
+    else:
+        relevance = literal(0.0, Float)
+        query = (
+            select(Lesson, LessonVersion)
+            .join(LessonVersion, _IS_CURRENT_VERSION)
+            .where(exists().where(*applying))
+        )
+    query = query.where(*_in_scope(wanted, Lesson.project_id))
+    if wanted.current_only:
+        query = query.where(Lesson.state == LessonState.CURRENT)
+    score = relevance + TAG_WEIGHT * tag_matches + _FEEDBACK
+    return query.add_columns(
+        relevance.label("relevance"), _FEEDBACK.label("feedback"), score.label("score")
+    ).order_by(_STANDING, score.desc(), Lesson.id)
+
+
+def _applicable_tags(uow: UnitOfWork, wanted: _Wanted) -> list[tuple[str, str]]:
+    """The (component, versions) pairs lessons are tagged with that a searched tag
+    applies to: the versions are compared here, the pairs matched in SQL."""
+    if not wanted.tags:
+        return []
+    query = (
+        select(LessonTag.component, LessonTag.versions)
+        .where(LessonTag.component.in_([tag.component for tag in wanted.tags]))
+        .distinct()
+    )
+    query = query.where(*_in_scope(wanted, LessonTag.project_id))
+    return [
+        (component, versions)
+        for component, versions in uow.session.execute(query).tuples()
+        if any(tag.applies_with(Tag(component, versions)) for tag in wanted.tags)
+    ]
+
+
+def _in_scope(wanted: _Wanted, project_id: QueryableAttribute[str]) -> list[ColumnElement[bool]]:
+    if wanted.scope == SearchScope.PROJECT:
+        return [project_id == wanted.project_id]
+    return []
+
+
+def _matched(searched: Sequence[Tag], own: Sequence[str]) -> tuple[str, ...]:
+    tags = [parse_tag("tags", tag) for tag in own]
+    return tuple(str(tag) for tag in searched if any(tag.applies_with(mine) for mine in tags))
