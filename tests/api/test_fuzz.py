@@ -278,7 +278,8 @@ def _call(case: Any, target: Target) -> dict[str, Any]:
 
 
 # Shapes random text rarely takes that parsers and normalisers trip on: URL syntax,
-# git ref syntax, case folding that changes length, separators, size.
+# git ref syntax, case folding that changes length, separators, size, full-text query
+# syntax (FTS5's and PostgreSQL's operators, unbalanced, or nothing but stop words).
 AWKWARD_STRINGS = [
     "http://[x/a",
     "https://example.com:99999/acme/hub",
@@ -294,6 +295,16 @@ AWKWARD_STRINGS = [
     "'; DROP TABLE projects; --",
     "prj_" + "0" * 26,
     "x" * 5000,
+    '"',
+    "*",
+    "-",
+    "NEAR(",
+    "NEAR(a b, 2",
+    "(((",
+    "a) OR (b",
+    "col:word ^start",
+    "!a & (b | <->",
+    "the and of",
 ]
 
 

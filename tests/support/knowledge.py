@@ -142,3 +142,34 @@ def revoke(api: Api, delegation_id: str, reason: str = "done") -> dict[str, Any]
         {"delegationId": delegation_id, "reason": reason},
         f"... on RuleDelegationPayload {{ delegation {{ {DELEGATION} }} }}" + PROBLEM_FIELDS,
     )
+
+
+HIT = f"""
+  rank score relevance matchedTags feedback otherProject
+  openDisputes {{ id state reason }}
+  lesson {{ {LESSON} }}
+"""
+
+
+def search_page(api: Api, projectId: str, **arguments: Any) -> dict[str, Any]:  # noqa: N803
+    """One page of `searchKnowledge` (arguments by their GraphQL names); GraphQL errors
+    raise `GraphQLErrors`."""
+    data = api(
+        "query($projectId: ID!, $query: String, $tags: [String!], $scope: SearchScope!,"
+        " $first: Int, $after: String) {"
+        " searchKnowledge(projectId: $projectId, query: $query, tags: $tags, scope: $scope,"
+        f" first: $first, after: $after) {{ edges {{ cursor node {{ {HIT} }} }}"
+        " pageInfo { hasNextPage endCursor } } }",
+        {"projectId": projectId, "scope": "PROJECT", **arguments},
+    )
+    page: dict[str, Any] = data["searchKnowledge"]
+    return page
+
+
+def search(api: Api, projectId: str, **arguments: Any) -> list[dict[str, Any]]:  # noqa: N803
+    """The hits of a search's first page, best first."""
+    return [edge["node"] for edge in search_page(api, projectId, **arguments)["edges"]]
+
+
+def statements(hits: list[dict[str, Any]]) -> list[str]:
+    return [hit["lesson"]["statement"] for hit in hits]

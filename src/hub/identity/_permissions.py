@@ -216,6 +216,9 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "reservation": _query(),
     "lesson": _query(),
     "lessons": _query(),
+    "searchKnowledge": _query(
+        _READING, "any project's lessons (CROSS_PROJECT): lessons are shared across projects"
+    ),
     "rule": _query(),
     "rules": _query(),
     "ruleDelegations": _query(),

@@ -10,6 +10,7 @@ from hub.knowledge.vocabulary import (
     DisputeResolution,
     DisputeState,
     LessonState,
+    SearchScope,
 )
 
 strawberry.enum(
@@ -19,6 +20,10 @@ strawberry.enum(
 strawberry.enum(DisputeState)
 strawberry.enum(DisputeResolution, description="How a dispute is closed.")
 strawberry.enum(
+    SearchScope,
+    description="Whose lessons a search reads: the project's own, or every project's.",
+)
+strawberry.enum(
     DelegationScope, description="Whom a rule delegation names: one principal, or all agents."
 )
 
@@ -27,4 +32,5 @@ __all__ = [
     "DisputeResolution",
     "DisputeState",
     "LessonState",
+    "SearchScope",
 ]

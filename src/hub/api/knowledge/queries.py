@@ -1,4 +1,5 @@
-"""The knowledge queries: `lesson`, `lessons`, `rule`, `rules`, `ruleDelegations`."""
+"""The knowledge queries: `lesson`, `lessons`, `searchKnowledge`, `rule`, `rules`,
+`ruleDelegations`."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import strawberry
 from strawberry.types import Info
 
 from hub.api.context import HubContext
-from hub.api.knowledge.types import Lesson, Rule, RuleDelegation
+from hub.api.knowledge.enums import SearchScope
+from hub.api.knowledge.types import KnowledgeHit, Lesson, Rule, RuleDelegation
 from hub.api.mapping import from_view
 from hub.api.operations import read, read_optional
 from hub.api.relay import Connection, connection, decode_cursor, page_size
+from hub.errors import ValidationFailed
 from hub.identity.views import Actor
 from hub.knowledge import service as knowledge
 from hub.storage.unit_of_work import UnitOfWork
@@ -43,6 +46,33 @@ class KnowledgeQuery:
 
         size, found = await read(info, load)
         return connection(found, size, key=lambda v: v.id, node=lambda v: from_view(Lesson, v))
+
+    @strawberry.field(
+        description="Lessons found by words, tags or both, best first: the project's own, "
+        "or every project's (CROSS_PROJECT). Words are plain words: punctuation and "
+        "full-text operators only separate them; stop words are not searched."
+    )
+    async def search_knowledge(
+        self,
+        info: Info[HubContext, Any],
+        project_id: strawberry.ID,
+        query: str | None = None,
+        tags: list[str] | None = None,
+        scope: SearchScope = SearchScope.PROJECT,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> Connection[KnowledgeHit]:
+        search = knowledge.KnowledgeSearch(str(project_id), query, tags or (), scope)
+
+        def load(uow: UnitOfWork, _actor: Actor) -> tuple[int, list[knowledge.SearchHit]]:
+            size = page_size(first, uow.settings.max_page_size)
+            found = knowledge.search_knowledge(uow, search, offset=_offset(after), limit=size + 1)
+            return size, found
+
+        size, found = await read(info, load)
+        return connection(
+            found, size, key=lambda hit: str(hit.rank), node=lambda h: from_view(KnowledgeHit, h)
+        )
 
     @strawberry.field(description="A binding rule, with its versions.")
     async def rule(self, info: Info[HubContext, Any], id: strawberry.ID) -> Rule | None:
@@ -78,3 +108,13 @@ class KnowledgeQuery:
             ),
         )
         return [from_view(RuleDelegation, view) for view in found]
+
+
+def _offset(after: str | None) -> int:
+    """A search's cursor is the rank of the hit it follows."""
+    rank = decode_cursor(after)
+    if rank is None:
+        return 0
+    if not (rank.isascii() and rank.isdigit()):
+        raise ValidationFailed("after", "is not a cursor this server issued")
+    return int(rank)

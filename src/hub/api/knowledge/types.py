@@ -100,6 +100,37 @@ class Lesson:
         return [from_view(LessonDispute, view) for view in found]
 
 
+@strawberry.type(
+    description="A lesson a search found, and how it ranked: by where it stands (current, "
+    "then superseded, then withdrawn), then by score (relevance, plus a weight for each "
+    "searched tag that applies, plus the votes' nudge), then by id."
+)
+class KnowledgeHit:
+    lesson: Lesson = strawberry.field(
+        description="The original record, of whichever project it came from (its projectId)."
+    )
+    rank: int = strawberry.field(description="Its place in the whole answer, 1 for the first.")
+    score: float
+    relevance: float = strawberry.field(
+        description="Full-text relevance as a share of the best match's (1 for the best); "
+        "0 when searching by tags only."
+    )
+    matched_tags: list[str] = strawberry.field(
+        description="The searched tags that apply to it, as searched."
+    )
+    feedback: float = strawberry.field(
+        description="The votes' nudge, either way: never as much as a matched tag's weight."
+    )
+    other_project: bool = strawberry.field(
+        description="Its source project is not the one searched from."
+    )
+
+    @strawberry.field(description="Its open disputes: read it with care; never mandatory.")
+    async def open_disputes(self, info: Info[HubContext, Any]) -> list[LessonDispute]:
+        found = await load(info, _DISPUTES, str(self.lesson.id))
+        return [from_view(LessonDispute, view) for view in found if view.state == DisputeState.OPEN]
+
+
 @strawberry.type(description="One version of a binding rule: who revised it, why, under what.")
 class RuleVersion:
     rule_id: strawberry.ID
