@@ -46,6 +46,10 @@ def test_the_knowledge_examples_run_as_written(operator: Any, agent: Any) -> Non
     found = run(a.api, "lesson", id=lesson_id)
     assert [v["version"] for v in found["versions"]] == [1, 2, 3]
     assert len(run(a.api, "lessons", projectId=project)["edges"]) == 2
+    hits = [edge["node"] for edge in run(a.api, "searchKnowledge", projectId=project)["edges"]]
+    # The successor first; the lesson it replaced after it, with its applying tag.
+    assert [hit["lesson"]["id"] for hit in hits] == [successor["id"], lesson_id]
+    assert hits[1]["matchedTags"] == ["postgres==16", "pytest"]
 
     rule = knowledge.revise(operator.api, project, topic="migrations")["rule"]
     delegated = run(
