@@ -210,8 +210,13 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def settings(test_database: TestDatabase, tmp_path: Path) -> Settings:
+    return runtime_settings(test_database.url, tmp_path)
+
+
+def runtime_settings(database_url: str, tmp_path: Path) -> Settings:
+    """The settings of a test's runtime on `database_url`, its files under `tmp_path`."""
     return Settings(
-        database_url=test_database.url,
+        database_url=database_url,
         artifact_dir=tmp_path / "artifacts",
         var_dir=tmp_path / "var",
         secret_key="test-secret-key-0123456789",  # type: ignore[arg-type]

@@ -67,3 +67,10 @@ def test_the_knowledge_examples_run_as_written(operator: Any, agent: Any) -> Non
     revoked = run(operator.api, "revokeRuleDelegation", delegationId=delegated["delegation"]["id"])
     assert revoked["delegation"]["active"] is False, revoked
     assert len(run(a.api, "ruleDelegations", projectId=project)) == 1
+
+    oriented = run(a.api, "orientation", projectId=project, taskId=task)
+    assert [(item["rule"]["id"], item["changed"]) for item in oriented["rules"]] == [
+        (rule["id"], True)
+    ]
+    [conflict] = oriented["conflicts"]
+    assert (conflict["key"], conflict["line"], conflict["rule"]["version"]) == ("migrations", 3, 2)

@@ -20,10 +20,9 @@ import pytest
 from hub.clock import ManualClock
 from hub.identity import service as identity
 from hub.runtime import Runtime
-from hub.settings import Settings
 from hub.storage import migrations
 from hub.storage.unit_of_work import UnitOfWork
-from tests.conftest import make_database, require_postgres
+from tests.conftest import make_database, require_postgres, runtime_settings
 from tests.support import knowledge, work
 from tests.support.client import Api
 from tests.support.server import serve
@@ -139,15 +138,7 @@ def _answers(backend: str, tmp_path: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Each search's top hits on a new server on `backend`, after the same story."""
     for database in make_database(backend, tmp_path):
         migrations.upgrade_to_head(database.database)
-        settings = Settings(
-            database_url=database.url,
-            artifact_dir=tmp_path / "artifacts",
-            var_dir=tmp_path / "var",
-            secret_key="test-secret-key-0123456789",  # type: ignore[arg-type]
-            strict_clock=True,
-            strict_problems=True,
-            _env_file=None,  # type: ignore[call-arg]
-        )
+        settings = runtime_settings(database.url, tmp_path)
         runtime = Runtime(settings, database=database.database, clock=ManualClock())
         try:
             with serve(runtime) as base_url, _apis(runtime, base_url) as (operator, agents):

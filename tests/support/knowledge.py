@@ -173,3 +173,27 @@ def search(api: Api, projectId: str, **arguments: Any) -> list[dict[str, Any]]: 
 
 def statements(hits: list[dict[str, Any]]) -> list[str]:
     return [hit["lesson"]["statement"] for hit in hits]
+
+
+ORIENTATION = f"""
+  projectId asOf eventSequence
+  rules {{ changed rule {{ {RULE} }} }}
+  suggestedLessons {{ {HIT} }}
+  conflicts {{ basis key file line localText ruleText rule {{ id topic version }} }}
+"""
+
+
+def orient(api: Api, projectId: str, **arguments: Any) -> dict[str, Any]:  # noqa: N803
+    """`orientation` (arguments by their GraphQL names); GraphQL errors raise
+    `GraphQLErrors`."""
+    data = api(
+        "query($projectId: ID!, $localInstructions: [LocalInstructionFile!], $since: DateTime,"
+        " $sinceEvent: Int, $tags: [String!], $taskId: ID, $scope: SearchScope!,"
+        " $maxLessons: Int!) {"
+        " orientation(projectId: $projectId, localInstructions: $localInstructions,"
+        " since: $since, sinceEvent: $sinceEvent, tags: $tags, taskId: $taskId, scope: $scope,"
+        f" maxLessons: $maxLessons) {{ {ORIENTATION} }} }}",
+        {"projectId": projectId, "scope": "PROJECT", "maxLessons": 10, **arguments},
+    )
+    found: dict[str, Any] = data["orientation"]
+    return found

@@ -267,6 +267,18 @@ def last_sequence(uow: UnitOfWork, *, stream: str) -> int:
     return int(value or 0)
 
 
+def subjects_after(uow: UnitOfWork, *, stream: str, after: int, kinds: Sequence[str]) -> set[str]:
+    """The subjects of the stream's events of these kinds numbered after `after`: what
+    changed since a reader saw the stream up to `after` (numbers are taken at commit, in
+    commit order, so nothing committed later is numbered lower)."""
+    found = uow.session.scalars(
+        select(Event.subject_id)
+        .where(Event.stream == stream, Event.seq > after, Event.kind.in_(list(kinds)))
+        .distinct()
+    )
+    return set(found)
+
+
 def count_events(uow: UnitOfWork, streams: Sequence[str]) -> dict[str, int]:
     rows = uow.session.execute(
         select(EventStream.stream, EventStream.last_seq).where(EventStream.stream.in_(streams))

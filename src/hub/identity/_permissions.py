@@ -222,6 +222,9 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "rule": _query(),
     "rules": _query(),
     "ruleDelegations": _query(),
+    "orientation": _query(
+        _READING, "reads the rules and lessons; the local files are text the caller sends"
+    ),
     # --- subscriptions ----------------------------------------------------------------
     "projectEvents": Rule("subscription", _READING),
     "jobObservations": Rule(

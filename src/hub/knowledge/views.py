@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hub.knowledge.tables import Lesson, LessonVersion, Rule, RuleVersion
-from hub.knowledge.vocabulary import DelegationScope, DisputeState, LessonState
+from hub.knowledge.vocabulary import ConflictBasis, DelegationScope, DisputeState, LessonState
 from hub.mapping import view_of
 
 
@@ -175,6 +175,52 @@ class SearchHit:
     matched_tags: tuple[str, ...]  # the searched tags that apply to it, as searched
     feedback: float  # the votes' nudge, within +-FEEDBACK_WEIGHT
     other_project: bool  # its source is not the project searched from
+
+
+@dataclass(frozen=True)
+class LocalInstructionFile:
+    """A local instruction file as the caller sent it: its name (AGENTS.md, CLAUDE.md, a
+    path in the checkout; only a label, never opened) and its text."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class InstructionConflict:
+    """A local instruction and a current rule addressing one topic or path with other
+    words, side by side: both stand, neither is dropped."""
+
+    rule: RuleView
+    basis: ConflictBasis
+    key: str  # the topic, or the local instruction's path
+    file: str
+    line: int  # the key's line in the file, 1 for the first
+    local_text: str  # as written
+
+    @property
+    def rule_text(self) -> str:
+        return self.rule.text
+
+
+@dataclass(frozen=True)
+class OrientedRule:
+    rule: RuleView
+    changed: bool  # revised, made or retired since the caller last oriented
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """What an agent reads at the start of a session: the project's binding rules, apart
+    from the lessons suggested for its work, and where its local instructions and the
+    rules disagree."""
+
+    project_id: str
+    rules: tuple[OrientedRule, ...]
+    suggested_lessons: tuple[SearchHit, ...]
+    conflicts: tuple[InstructionConflict, ...]
+    as_of: datetime
+    event_sequence: int  # the project's event sequence read: the next orientation's sinceEvent
 
 
 def lesson_view(row: Lesson, current: LessonVersion) -> LessonView:

@@ -45,6 +45,14 @@ class SearchScope(StrEnum):
     CROSS_PROJECT = "CROSS_PROJECT"
 
 
+class ConflictBasis(StrEnum):
+    """What a local instruction and a rule both address: the rule's topic, or a path in
+    its scope."""
+
+    TOPIC = "TOPIC"
+    PATH = "PATH"
+
+
 class KnowledgeEvent(StrEnum):
     """The events the knowledge module appends."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import strawberry
 
 from hub.knowledge.vocabulary import (
+    ConflictBasis,
     DelegationScope,
     DisputeResolution,
     DisputeState,
@@ -24,10 +25,16 @@ strawberry.enum(
     description="Whose lessons a search reads: the project's own, or every project's.",
 )
 strawberry.enum(
+    ConflictBasis,
+    description="What a local instruction and a rule both address: the rule's topic, or "
+    "a path in its scope.",
+)
+strawberry.enum(
     DelegationScope, description="Whom a rule delegation names: one principal, or all agents."
 )
 
 __all__ = [
+    "ConflictBasis",
     "DelegationScope",
     "DisputeResolution",
     "DisputeState",

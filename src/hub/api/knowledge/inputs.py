@@ -115,3 +115,15 @@ class GrantRuleDelegationInput:
 class RevokeRuleDelegationInput:
     delegation_id: strawberry.ID
     reason: str
+
+
+@strawberry.input(
+    name="LocalInstructionFile",
+    description="A local instruction file's text, as the client read it (the server never "
+    "opens a file).",
+)
+class LocalInstructionFileInput:
+    path: str = strawberry.field(
+        description="Its name in the checkout (AGENTS.md, CLAUDE.md, docs/AGENTS.md): a label."
+    )
+    text: str

@@ -1,8 +1,9 @@
 """The knowledge queries: `lesson`, `lessons`, `searchKnowledge`, `rule`, `rules`,
-`ruleDelegations`."""
+`ruleDelegations`, `orientation`."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import strawberry
@@ -10,7 +11,8 @@ from strawberry.types import Info
 
 from hub.api.context import HubContext
 from hub.api.knowledge.enums import SearchScope
-from hub.api.knowledge.types import KnowledgeHit, Lesson, Rule, RuleDelegation
+from hub.api.knowledge.inputs import LocalInstructionFileInput
+from hub.api.knowledge.types import KnowledgeHit, Lesson, Orientation, Rule, RuleDelegation
 from hub.api.mapping import from_view
 from hub.api.operations import read, read_optional
 from hub.api.relay import Connection, connection, decode_cursor, page_size
@@ -108,6 +110,40 @@ class KnowledgeQuery:
             ),
         )
         return [from_view(RuleDelegation, view) for view in found]
+
+    @strawberry.field(
+        description="What an agent reads at the start of a session: the project's current "
+        "binding rules (marked where they changed since `since` or `sinceEvent`), lessons "
+        "suggested for the task's words and the tags given (from `scope`), and conflicts "
+        "between the rules and the local instruction files sent (`localInstructions`)."
+    )
+    async def orientation(
+        self,
+        info: Info[HubContext, Any],
+        project_id: strawberry.ID,
+        local_instructions: list[LocalInstructionFileInput] | None = None,
+        since: datetime | None = None,
+        since_event: int | None = None,
+        tags: list[str] | None = None,
+        task_id: strawberry.ID | None = None,
+        scope: SearchScope = SearchScope.PROJECT,
+        max_lessons: int = 10,
+    ) -> Orientation:
+        request = knowledge.OrientationRequest(
+            project_id=str(project_id),
+            local_instructions=[
+                knowledge.LocalInstructionFile(file.path, file.text)
+                for file in local_instructions or ()
+            ],
+            since=since,
+            since_event=since_event,
+            tags=tags or (),
+            task_id=str(task_id) if task_id is not None else None,
+            scope=scope,
+            max_lessons=max_lessons,
+        )
+        view = await read(info, lambda uow, _: knowledge.orientation(uow, request))
+        return from_view(Orientation, view)
 
 
 def _offset(after: str | None) -> int:

@@ -10,7 +10,7 @@ import strawberry
 from strawberry.types import Info
 
 from hub.api.context import HubContext
-from hub.api.knowledge.enums import DelegationScope, DisputeState, LessonState
+from hub.api.knowledge.enums import ConflictBasis, DelegationScope, DisputeState, LessonState
 from hub.api.loaders import each, load
 from hub.api.mapping import from_view
 from hub.knowledge import service as knowledge
@@ -185,3 +185,49 @@ class RuleDelegation:
     revoked_at: datetime | None
     revoke_reason: str | None
     active: bool
+
+
+@strawberry.type(description="A current binding rule, or one retired since the caller looked.")
+class OrientedRule:
+    rule: Rule
+    changed: bool = strawberry.field(
+        description="Made, revised or retired since `since` or `sinceEvent`."
+    )
+
+
+@strawberry.type(
+    description="A local instruction and a current rule addressing one topic or path with "
+    "other words, side by side. Both stand: the service's rule does not replace the local "
+    "instruction; revise the rule or the file to settle it."
+)
+class InstructionConflict:
+    rule: Rule
+    basis: ConflictBasis
+    key: str = strawberry.field(
+        description="The topic, or the local instruction's path, that both address."
+    )
+    file: str = strawberry.field(description="The local file, as the caller named it.")
+    line: int = strawberry.field(description="The key's line in the file, 1 for the first.")
+    local_text: str = strawberry.field(description="The local instruction, as written.")
+    rule_text: str = strawberry.field(description="The rule's current text.")
+
+
+@strawberry.type(
+    description="What an agent reads at the start of a session: the project's binding rules "
+    "(mandatory), apart from suggested lessons (advice), and the conflicts between the rules "
+    "and its local instruction files."
+)
+class Orientation:
+    project_id: strawberry.ID
+    rules: list[OrientedRule] = strawberry.field(
+        description="Current rules by topic, and those retired since the caller looked."
+    )
+    suggested_lessons: list[KnowledgeHit] = strawberry.field(
+        description="Current lessons for the task's words and the tags given, best first."
+    )
+    conflicts: list[InstructionConflict]
+    as_of: datetime
+    event_sequence: int = strawberry.field(
+        description="The project's event sequence this was read at: the next orientation's "
+        "sinceEvent."
+    )
