@@ -118,7 +118,7 @@ def search_knowledge(
     if not terms and not tags:
         raise ValidationFailed("query", "search with words, tags or both")
     wanted = _Wanted(search.project_id, terms, tags, search.scope)
-    return found(uow, wanted, offset=offset, limit=limit)
+    return _found(uow, wanted, offset=offset, limit=limit)
 
 
 def suggested_lessons(
@@ -131,15 +131,16 @@ def suggested_lessons(
     limit: int,
 ) -> list[SearchHit]:
     """Current lessons for a piece of work (orientation): by the words of `text` (a
-    task's title) and by tags; nothing when there is neither."""
+    task's title and outcome; its first `MAX_TERMS`) and by tags; nothing when there is
+    neither."""
     terms = query_terms(text)[:MAX_TERMS]
     if not terms and not tags:
         return []
     wanted = _Wanted(project_id, terms, list(tags), scope, current_only=True)
-    return found(uow, wanted, offset=0, limit=limit)
+    return _found(uow, wanted, offset=0, limit=limit)
 
 
-def found(uow: UnitOfWork, wanted: _Wanted, *, offset: int, limit: int) -> list[SearchHit]:
+def _found(uow: UnitOfWork, wanted: _Wanted, *, offset: int, limit: int) -> list[SearchHit]:
     projects.ensure_project_exists(uow, wanted.project_id)
     applicable = _applicable_tags(uow, wanted)
     if not wanted.terms and not applicable:
