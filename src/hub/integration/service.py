@@ -35,16 +35,43 @@ from hub.inputs import (
     clean_branch,
     clean_choice,
     clean_full_revision,
-    clean_list,
     clean_revision,
     clean_text,
+)
+from hub.integration._ownership import (
+    inherit,
+    owned,
+)
+from hub.integration._records import (
+    add_report,
+    integration_view,
+    lock_integration,
+    release_reservation,
+    reservation_key,
+    verification,
+)
+from hub.integration._records import (
+    get_integration as get_integration,
+)
+from hub.integration._records import (
+    integrations_of as integrations_of,
+)
+from hub.integration._records import (
+    reports_of as reports_of,
+)
+from hub.integration._records import (
+    validations_of as validations_of,
+)
+from hub.integration._validations import (
+    ValidationRequest as ValidationRequest,
+)
+from hub.integration._validations import (
+    record_validation as record_validation,
 )
 from hub.integration.errors import TargetReserved
 from hub.integration.tables import (
     Integration,
-    IntegrationReport,
     IntegrationReservation,
-    Validation,
 )
 from hub.integration.views import ClaimedIntegration as ClaimedIntegration
 from hub.integration.views import IntegrationResult as IntegrationResult
@@ -61,8 +88,6 @@ from hub.integration.vocabulary import (
     TargetReservationState,
     Verification,
 )
-from hub.jobs import service as jobs
-from hub.mapping import view_of
 from hub.projects import service as projects
 from hub.resources import service as resources
 from hub.review import service as review
@@ -99,17 +124,6 @@ class IntegrationReportRequest:
 
 
 
-@dataclass(frozen=True)
-class ValidationRequest:
-    attempt_id: str
-    generation: int
-    integration_id: str
-    result_revision: str
-    passed: bool
-    evidence_ids: Sequence[str]
-    summary: str = ""
-    reservation_ids: Sequence[str] = ()
-    idempotency_key: str | None = None
 
 
 
@@ -150,9 +164,9 @@ def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> C
     unfinished = _unfinished(uow, task_id)
     if unfinished is not None:
         if unfinished.attempt_id == claim.attempt.id:
-            return ClaimedIntegration(claim, _view(uow, unfinished), inherited=False)
-        _inherit(uow, actor, unfinished, claim.attempt.id, observed=observed)
-        return ClaimedIntegration(claim, _view(uow, unfinished), inherited=True)
+            return ClaimedIntegration(claim, integration_view(uow, unfinished), inherited=False)
+        inherit(uow, actor, unfinished, claim.attempt.id, observed=observed)
+        return ClaimedIntegration(claim, integration_view(uow, unfinished), inherited=True)
     _require_ready(uow, subject)
     worktrees = work.task_worktrees(uow, subject.task_id)
     if not worktrees:
@@ -200,7 +214,7 @@ def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> C
         by=actor,
         payload={"integration": row.id, "submission": subject.id, "target": key},
     )
-    return ClaimedIntegration(claim, _view(uow, row), inherited=False)
+    return ClaimedIntegration(claim, integration_view(uow, row), inherited=False)
 
 
 def _unfinished(uow: UnitOfWork, integration_task_id: str) -> Integration | None:
@@ -217,28 +231,6 @@ def _unfinished(uow: UnitOfWork, integration_task_id: str) -> Integration | None
     )
 
 
-def _inherit(
-    uow: UnitOfWork, actor: Actor, row: Integration, attempt_id: str, *, observed: str | None
-) -> None:
-    """A later attempt on the integration task takes over an unfinished integration, with
-    its reservation: what was reported so far stays in its reports, for the new owner."""
-    previous = row.attempt_id
-    row.attempt_id = attempt_id
-    row.updated_at = uow.now()
-    uow.session.flush()
-    record_event(
-        uow,
-        IntegrationEvent.INHERITED,
-        task_of(row),
-        by=actor,
-        payload={
-            "integration": row.id,
-            "from": previous,
-            "to": attempt_id,
-            "state": row.state,
-            "observedTarget": observed,
-        },
-    )
 
 
 def _reserve(uow: UnitOfWork, key: str) -> None:
@@ -299,14 +291,14 @@ def _record_result(
     uow: UnitOfWork, actor: Actor, cmd: IntegrationReportRequest
 ) -> IntegrationResult:
     held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
-    row = _owned(uow, actor, cmd.integration_id, held, states=(IntegrationState.IN_PROGRESS,))
+    row = owned(uow, actor, cmd.integration_id, held, states=(IntegrationState.IN_PROGRESS,))
     outcome = clean_choice("outcome", cmd.outcome, IntegrationOutcome)
     if clean_branch("targetBranch", cmd.target_branch) != row.target_branch:
         raise ValidationFailed(
             "targetBranch",
             f"integration {row.id} publishes into {row.target_branch}, not {cmd.target_branch}",
         )
-    verified = _verification(cmd.verified_how)
+    verified = verification(cmd.verified_how)
     base = clean_full_revision("baseRevision", cmd.base_revision) if cmd.base_revision else None
     result = (
         clean_full_revision("resultRevision", cmd.result_revision) if cmd.result_revision else None
@@ -327,14 +319,14 @@ def _record_result(
             )
         row.state = IntegrationState.PUBLISHED
         row.result_revision = result
-        _release(uow, row)
+        release_reservation(uow, row)
     elif outcome == IntegrationOutcome.TARGET_MOVED:
         if base is None:
             raise ValidationFailed("baseRevision", "TARGET_MOVED reports where the target is now")
         row.expected_base_revision = base
     elif outcome == IntegrationOutcome.CONFLICT:
         row.state = IntegrationState.CONFLICT
-        _release(uow, row)
+        release_reservation(uow, row)
         work.finish_workflow_attempt(
             uow, held.attempt.id, "integration conflicted", actor_id=actor.principal_id
         )
@@ -347,21 +339,21 @@ def _record_result(
     elif outcome == IntegrationOutcome.UNCERTAIN:
         # Nobody knows whether the push landed: keep the target reserved until reconciled.
         row.state = IntegrationState.UNCERTAIN
-        reservation = uow.session.get_one(IntegrationReservation, _key(row))
+        reservation = uow.session.get_one(IntegrationReservation, reservation_key(row))
         reservation.state = TargetReservationState.UNCERTAIN
     else:  # ABANDONED
         row.state = IntegrationState.ABANDONED
-        _release(uow, row)
+        release_reservation(uow, row)
         work.reopen_workflow_task(
             uow,
             row.integration_task_id,
             reason=f"integration {row.id} abandoned",
             actor_id=actor.principal_id,
         )
-    _report(
+    add_report(
         uow, actor, row, RecordedOutcome(outcome), base, result, verified, note, held.attempt.id
     )
-    return IntegrationResult(_view(uow, row))
+    return IntegrationResult(integration_view(uow, row))
 
 
 @raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed, *idempotency.KEYED)
@@ -380,7 +372,7 @@ def reconcile_integration(
 
     def authorize() -> Integration:
         require_full_credential(actor)
-        row = _lock(uow, integration_id)
+        row = lock_integration(uow, integration_id)
         _may_reconcile(uow, actor, row)
         return row
 
@@ -388,9 +380,9 @@ def reconcile_integration(
         if row.state != IntegrationState.UNCERTAIN:
             raise InvalidTransition(f"integration {row.id} is {row.state}, not UNCERTAIN")
         remote = clean_full_revision("remoteRevision", remote_revision)
-        verified = _verification(verified_how)
+        verified = verification(verified_how)
         cleaned_note = clean_text("note", note, 10_000, required=False)
-        _release(uow, row)
+        release_reservation(uow, row)
         if published:
             row.state = IntegrationState.PUBLISHED
             row.result_revision = remote
@@ -402,10 +394,10 @@ def reconcile_integration(
                 reason=f"integration {row.id} did not publish",
                 actor_id=actor.principal_id,
             )
-        _report(
+        add_report(
             uow, actor, row, RecordedOutcome.RECONCILED, None, remote, verified, cleaned_note, None
         )
-        return IntegrationResult(_view(uow, row))
+        return IntegrationResult(integration_view(uow, row))
 
     request = {
         "integration_id": integration_id,
@@ -421,7 +413,7 @@ def reconcile_integration(
         idempotency_key,
         request,
         authorize=authorize,
-        replay=lambda row, _: IntegrationResult(_view(uow, row), replay=True),
+        replay=lambda row, _: IntegrationResult(integration_view(uow, row), replay=True),
         execute=execute,
         receipt=lambda made: {"integration_id": made.integration.id},
     ).value
@@ -453,7 +445,7 @@ def release_integration(
     if not actor.is_operator or actor.is_reporter:
         raise PermissionDenied("only an operator releases an integration's reservation")
     reason = clean_text("reason", reason, 2000)
-    row = _lock(uow, integration_id)
+    row = lock_integration(uow, integration_id)
     if row.state == IntegrationState.UNCERTAIN:
         raise InvalidTransition(
             f"integration {row.id} may have published: reconcile it against the remote "
@@ -470,14 +462,14 @@ def release_integration(
                 "revoke it first (revokeAttempt)"
             )
     row.state = IntegrationState.ABANDONED
-    _release(uow, row)
+    release_reservation(uow, row)
     work.reopen_workflow_task(
         uow,
         row.integration_task_id,
         reason=f"integration {row.id} released by an operator: {reason}",
         actor_id=actor.principal_id,
     )
-    _report(
+    add_report(
         uow,
         actor,
         row,
@@ -488,269 +480,35 @@ def release_integration(
         reason,
         None,
     )
-    return _view(uow, row)
+    return integration_view(uow, row)
 
 
-@raises(*work.HOLDING, Conflict, ValidationFailed, Blocked, *idempotency.KEYED)
-def record_validation(
-    uow: UnitOfWork, actor: Actor, cmd: ValidationRequest
-) -> ValidationResult:
-    """Validation of the integrated result: only this completes the implementation.
-
-    A pass is evidence, not a client's boolean: it cites evidence records of this project
-    whose derived verdict is a pass and which apply exactly to the integrated result.
-    """
-
-    def replay(_: None, prior: dict[str, str]) -> ValidationResult:
-        found = uow.session.get_one(Validation, prior["validation_id"])
-        return ValidationResult(
-            _validation_view(found), get_integration(uow, found.integration_id), replay=True
-        )
-
-    return idempotency.run_keyed(
-        uow,
-        actor,
-        "recordValidation",
-        cmd.idempotency_key,
-        idempotency.request_of(cmd),
-        authorize=lambda: work.require_own_attempt(uow, actor, cmd.attempt_id),
-        replay=replay,
-        execute=lambda _: _validate(uow, actor, cmd),
-        receipt=lambda made: {"validation_id": made.validation.id},
-    ).value
 
 
-def _validate(uow: UnitOfWork, actor: Actor, cmd: ValidationRequest) -> ValidationResult:
-    held = work.hold_attempt(uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation)
-    row = _owned(uow, actor, cmd.integration_id, held, states=(IntegrationState.PUBLISHED,))
-    revision = clean_full_revision("resultRevision", cmd.result_revision)
-    if revision != row.result_revision:
-        raise Conflict(
-            f"{revision} is not the integrated result ({row.result_revision}): "
-            "a validation of an old result does not count"
-        )
-    evidence_ids = _cited_evidence(uow, row, cmd.evidence_ids, passed=cmd.passed)
-    resources.require_reservations(
-        uow, attempt_id=held.attempt.id, reservation_ids=cmd.reservation_ids
-    )
-    now = uow.now()
-    validation = Validation(
-        id=new_id("val"),
-        project_id=row.project_id,
-        integration_id=row.id,
-        result_revision=revision,
-        passed=cmd.passed,
-        evidence=evidence_ids,
-        summary=clean_text("summary", cmd.summary, 10_000, required=False),
-        reported_by=actor.principal_id,
-        created_at=now,
-    )
-    uow.session.add(validation)
-    row.state = IntegrationState.VALIDATED if cmd.passed else IntegrationState.FAILED_VALIDATION
-    row.updated_at = now
-    uow.session.flush()
-    outcome = "passed" if cmd.passed else "failed"
-    if cmd.passed:
-        # Completion first: it checks the criteria the submission was made for, and
-        # refuses (rolling everything back) rather than complete against changed ones.
-        work.complete_delivery(
-            uow,
-            row.task_id,
-            actor_id=actor.principal_id,
-            reason=f"integrated into {row.target_branch} as {revision} and validated",
-        )
-    else:
-        work.return_for_revision(
-            uow, row.task_id, reason=f"validation of {revision} failed", actor_id=actor.principal_id
-        )
-    work.finish_workflow_attempt(
-        uow, held.attempt.id, f"validation {outcome}", actor_id=actor.principal_id
-    )
-    record_event(
-        uow,
-        IntegrationEvent.VALIDATED,
-        task_of(row),
-        by=actor,
-        payload={
-            "integration": row.id,
-            "passed": cmd.passed,
-            "result": revision,
-            "evidence": evidence_ids,
-        },
-    )
-    return ValidationResult(_validation_view(validation), _view(uow, row))
 
 
-def _cited_evidence(
-    uow: UnitOfWork, row: Integration, evidence_ids: Sequence[str], *, passed: bool
-) -> list[str]:
-    """The evidence a validation cites: records of this project that exist; for a pass,
-    every one a pass that applies exactly to the integrated result."""
-    cited = list(dict.fromkeys(clean_list("evidenceIds", evidence_ids, max_items=50,
-                                          max_length=40)))
-    if passed and not cited:
-        raise ValidationFailed(
-            "evidenceIds", "a passing validation cites the evidence of the integrated result"
-        )
-    for index, evidence_id in enumerate(cited):
-        found = jobs.get_evidence(uow, evidence_id)
-        if found.project_id != row.project_id:
-            raise NotFound("evidence", evidence_id)
-        if not passed:
-            continue
-        if not found.passed:
-            raise ValidationFailed(
-                f"evidenceIds[{index}]",
-                f"evidence {evidence_id} is not a pass: {'; '.join(found.not_passed_because)}",
-            )
-        fits = jobs.applicability(found, revision=row.result_revision, tree_digest=None)
-        if not fits.applies:
-            raise ValidationFailed(
-                f"evidenceIds[{index}]",
-                f"evidence {evidence_id} does not apply to the integrated result "
-                f"{row.result_revision}: {fits.reason}",
-            )
-    return cited
 
 
-# --- internals ------------------------------------------------------------------------
 
 
-def _key(row: Integration) -> str:
-    return f"{row.binding}#{row.target_branch}"
 
 
-def _release(uow: UnitOfWork, row: Integration) -> None:
-    reservation = uow.session.get(IntegrationReservation, _key(row))
-    if reservation is not None and reservation.integration_id == row.id:
-        uow.session.delete(reservation)
-        uow.session.flush()
 
 
-def _lock(uow: UnitOfWork, integration_id: str) -> Integration:
-    row = uow.session.scalar(
-        select(Integration).where(Integration.id == integration_id).with_for_update()
-    )
-    if row is None:
-        raise NotFound("integration", integration_id)
-    return row
 
 
-def _owned(
-    uow: UnitOfWork,
-    actor: Actor,
-    integration_id: str,
-    held: work.AttemptResult,
-    *,
-    states: Sequence[IntegrationState],
-) -> Integration:
-    """The integration, if the held attempt's task is its integration task. It belongs to
-    whoever holds that task now: a recovery attempt inherits it from the one it replaced."""
-    row = _lock(uow, integration_id)
-    if row.project_id != held.task.project_id:
-        raise NotFound("integration", integration_id)
-    if row.integration_task_id != held.task.id:
-        raise PermissionDenied(
-            f"integration {row.id} is the work of task {row.integration_task_id}, "
-            f"not of task {held.task.id} that attempt {held.attempt.id} holds"
-        )
-    if row.state not in states:
-        raise InvalidTransition(
-            f"integration {row.id} is {row.state}; this needs it {' or '.join(states)}"
-        )
-    if row.attempt_id != held.attempt.id:
-        _inherit(uow, actor, row, held.attempt.id, observed=None)
-    return row
 
 
-def _verification(value: str) -> Verification:
-    return clean_choice("verifiedHow", value, Verification)
 
 
-def _report(
-    uow: UnitOfWork,
-    actor: Actor,
-    row: Integration,
-    outcome: RecordedOutcome,
-    base: str | None,
-    result: str | None,
-    verified: Verification,
-    note: str,
-    attempt_id: str | None,
-) -> None:
-    now = uow.now()
-    row.updated_at = now
-    uow.session.add(
-        IntegrationReport(
-            id=new_id("irp"),
-            project_id=row.project_id,
-            integration_id=row.id,
-            outcome=outcome,
-            base_revision=base,
-            result_revision=result,
-            verified_how=verified,
-            note=note,
-            reported_by=actor.principal_id,
-            attempt_id=attempt_id,
-            created_at=now,
-        )
-    )
-    uow.session.flush()
-    record_event(
-        uow,
-        IntegrationEvent.REPORTED,
-        task_of(row),
-        by=actor,
-        payload={
-            "integration": row.id,
-            "outcome": outcome,
-            "result": result,
-            "verifiedHow": verified,
-        },
-    )
 
 
-def get_integration(uow: UnitOfWork, integration_id: str) -> IntegrationView:
-    row = uow.session.get(Integration, integration_id)
-    if row is None:
-        raise NotFound("integration", integration_id)
-    return _view(uow, row)
 
 
-def integrations_of(uow: UnitOfWork, task_id: str) -> list[IntegrationView]:
-    """The integrations of a task: of its submissions (an implementation task), or
-    carried out under it (an integration task), oldest first."""
-    rows = uow.session.scalars(
-        select(Integration)
-        .where((Integration.task_id == task_id) | (Integration.integration_task_id == task_id))
-        .order_by(Integration.id)
-    ).all()
-    return [_view(uow, row) for row in rows]
 
 
-def reports_of(uow: UnitOfWork, integration_id: str) -> list[ReportView]:
-    rows = uow.session.scalars(
-        select(IntegrationReport)
-        .where(IntegrationReport.integration_id == integration_id)
-        .order_by(IntegrationReport.id)
-    ).all()
-    return [view_of(ReportView, row) for row in rows]
 
 
-def validations_of(uow: UnitOfWork, integration_id: str) -> list[ValidationView]:
-    rows = uow.session.scalars(
-        select(Validation)
-        .where(Validation.integration_id == integration_id)
-        .order_by(Validation.id)
-    ).all()
-    return [_validation_view(row) for row in rows]
 
 
-def _view(uow: UnitOfWork, row: Integration) -> IntegrationView:
-    reservation = uow.session.get(IntegrationReservation, _key(row))
-    held = reservation is not None and reservation.integration_id == row.id
-    return view_of(IntegrationView, row, reservation_held=held)
 
-
-def _validation_view(row: Validation) -> ValidationView:
-    return view_of(ValidationView, row)

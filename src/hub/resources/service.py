@@ -36,10 +36,37 @@ from hub.events.service import (
 from hub.idempotency import service as idempotency
 from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
-from hub.inputs import bounded_int, clean_choice, clean_label, clean_moment, clean_text
+from hub.inputs import bounded_int, clean_choice, clean_label, clean_text
 from hub.jobs import service as jobs
 from hub.jobs.vocabulary import ProducerStatus
 from hub.projects import service as projects
+from hub.resources._capacity import (
+    record_capacity_observation as record_capacity_observation,
+)
+from hub.resources._reservations import (
+    active_reservations,
+    attempts_live,
+    judge,
+    lock_resources,
+    reservation_views,
+    reservations_by_id,
+    shown_resource,
+)
+from hub.resources._reservations import (
+    get_reservation as get_reservation,
+)
+from hub.resources._reservations import (
+    get_resource as get_resource,
+)
+from hub.resources._reservations import (
+    project_resources as project_resources,
+)
+from hub.resources._reservations import (
+    task_holds as task_holds,
+)
+from hub.resources._reservations import (
+    task_reservations as task_reservations,
+)
 from hub.resources.errors import (
     NotHeld,
     ReservationsNotHeld,
@@ -47,7 +74,6 @@ from hub.resources.errors import (
     ResourcesBusy,
 )
 from hub.resources.tables import (
-    CapacityObservation,
     Reservation,
     Resource,
 )
@@ -59,11 +85,9 @@ from hub.resources.views import (
     ReservationView,
     ResourceStatus,
     ResourceView,
-    capacity_reading,
-    reservation_view,
-    resource_view,
 )
 from hub.resources.vocabulary import (
+    MAX_UNITS,
     SHARED_SCOPES,
     HoldClearance,
     ReservationState,
@@ -73,10 +97,8 @@ from hub.resources.vocabulary import (
 )
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
-from hub.work.vocabulary import AttemptState
 
 MAX_REQUESTS = 50
-MAX_UNITS = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -139,7 +161,7 @@ def define_resource(
     if existing is not None:
         if (existing.mode, existing.capacity, existing.unit) != (mode, capacity, unit):
             raise ResourceDefinedDifferently(identity_key, existing.id)
-        return _resource_view(existing), False
+        return shown_resource(existing), False
     row = Resource(
         id=new_id("res"),
         project_id=cmd.project_id,
@@ -162,7 +184,7 @@ def define_resource(
         by=actor,
         payload={"scope": row.scope, "key": key, "mode": row.mode, "capacity": capacity},
     )
-    return _resource_view(row), True
+    return shown_resource(row), True
 
 
 @raises(*work.HOLDING, ValidationFailed, Blocked, *idempotency.KEYED)
@@ -179,7 +201,8 @@ def acquire_resources(uow: UnitOfWork, actor: Actor, cmd: AcquireRequest) -> Acq
             uow, actor, attempt_id=cmd.attempt_id, generation=cmd.generation
         ),
         replay=lambda _, prior: Acquisition(
-            tuple(_views(uow, _reservations(uow, prior["reservation_ids"]))), replay=True
+            tuple(reservation_views(uow, reservations_by_id(uow, prior["reservation_ids"]))),
+            replay=True,
         ),
         execute=lambda held: _acquire(uow, actor, cmd, held),
         receipt=lambda made: {"reservation_ids": [view.id for view in made.reservations]},
@@ -197,7 +220,7 @@ def _acquire(
             raise ValidationFailed("jobId", f"job {job.id} was not launched by this attempt")
         if job.terminal:
             raise ValidationFailed("jobId", f"job {job.id} is {job.status}")
-    resources = _lock_resources(uow, sorted(wanted))
+    resources = lock_resources(uow, sorted(wanted))
     now = uow.now()
     for index, resource_id in enumerate(wanted):
         resource = resources[resource_id]
@@ -215,7 +238,7 @@ def _acquire(
                 f"{where}.units",
                 f"{units} exceeds the declared capacity of {resource.key} ({resource.capacity})",
             )
-    active = _judged(uow, _active_reservations(uow, list(wanted)))
+    active = judge(uow, active_reservations(uow, list(wanted)))
     blockers: list[str] = []
     held_ones: list[str] = []
     for resource_id in sorted(wanted):
@@ -266,7 +289,7 @@ def _acquire(
             "resources": list(wanted),
         },
     )
-    return Acquisition(tuple(_views(uow, rows)))
+    return Acquisition(tuple(reservation_views(uow, rows)))
 
 
 def require_reservations(
@@ -288,13 +311,13 @@ def require_reservations(
     if len(reservation_ids) > MAX_REQUESTS:
         raise ValidationFailed(field, f"must have at most {MAX_REQUESTS} items")
     project_id = work.get_attempt(uow, attempt_id).project_id
-    rows = _reservations(uow, list(dict.fromkeys(reservation_ids)), lock=True)
+    rows = reservations_by_id(uow, list(dict.fromkeys(reservation_ids)), lock=True)
     for row in rows:
         if row.project_id != project_id:
             raise NotFound("reservation", row.id)
     blockers: list[str] = []
     reasons: list[str] = []
-    for row, state, _ in _judged(uow, rows):
+    for row, state, _ in judge(uow, rows):
         if row.attempt_id != attempt_id:
             blockers.append(row.id)
             reasons.append(f"{row.id} is held by attempt {row.attempt_id}, not {attempt_id}")
@@ -305,7 +328,7 @@ def require_reservations(
             continue
     if blockers:
         raise ReservationsNotHeld("; ".join(reasons), blockers)
-    return _views(uow, rows)
+    return reservation_views(uow, rows)
 
 
 @raises(*work.HOLDING, ValidationFailed, Blocked, *idempotency.KEYED)
@@ -346,7 +369,7 @@ def release_resources(
     """The owning attempt gives reservations back (releasing twice changes nothing)."""
     reason = clean_text("reason", reason, 500, required=False)
     held = work.hold_attempt(uow, actor, attempt_id=attempt_id, generation=generation)
-    rows = _reservations(uow, reservation_ids, lock=True)
+    rows = reservations_by_id(uow, reservation_ids, lock=True)
     now = uow.now()
     for row in rows:
         if row.attempt_id != held.attempt.id:
@@ -369,7 +392,7 @@ def release_resources(
                 "reason": reason,
             },
         )
-    return _views(uow, rows)
+    return reservation_views(uow, rows)
 
 
 @raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
@@ -381,12 +404,12 @@ def clear_hold(
     reason = clean_text("reason", reason, 2000)
     if not actor.is_operator or actor.is_reporter:
         raise PermissionDenied("only an operator clears a recovery hold")
-    [row] = _reservations(uow, [reservation_id], lock=True)
-    [(_, state, open_jobs)] = _judged(uow, [row])
+    [row] = reservations_by_id(uow, [reservation_id], lock=True)
+    [(_, state, open_jobs)] = judge(uow, [row])
     if state != ReservationState.HELD:
         raise NotHeld(row.id, state)
     _clear(uow, actor, row, how=HoldClearance.OPERATOR, reason=reason, open_jobs=open_jobs)
-    return _views(uow, [row])[0]
+    return reservation_views(uow, [row])[0]
 
 
 @raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
@@ -441,7 +464,7 @@ def release_after_job(uow: UnitOfWork, actor: Actor, job: jobs.JobView) -> list[
     ).all()
     if not rows:
         return []
-    live = _attempt_live(uow, [job.attempt_id])[job.attempt_id]
+    live = attempts_live(uow, [job.attempt_id])[job.attempt_id]
     still_open = jobs.open_jobs_by_attempt(uow, [job.attempt_id])[job.attempt_id]
     how = (
         HoldClearance.PRODUCER_RESULT
@@ -463,7 +486,7 @@ def release_after_job(uow: UnitOfWork, actor: Actor, job: jobs.JobView) -> list[
             _clear(uow, actor, row, how=how, reason=why, open_jobs=(job.id,))
             changed.append(row)
     uow.session.flush()
-    return _views(uow, changed)
+    return reservation_views(uow, changed)
 
 
 def _clear(
@@ -496,232 +519,32 @@ def _clear(
     )
 
 
-@raises(NotFound, PermissionDenied, ValidationFailed)
-def record_capacity_observation(
-    uow: UnitOfWork,
-    actor: Actor,
-    *,
-    resource_id: str,
-    available: int,
-    total: int | None = None,
-    source: str,
-    observed_at: datetime | None = None,
-    project_id: str | None = None,
-) -> CapacityReading:
-    """Store a dated reading of available units: evidence of a moment, not a promise."""
-    require_full_credential(actor)
-    available = bounded_int("available", available, 0, MAX_UNITS)
-    if total is not None:
-        total = bounded_int("total", total, 0, MAX_UNITS)
-        if available > total:
-            raise ValidationFailed("available", "must not exceed total")
-    source = clean_label("source", source, 200)
-    if observed_at is not None:
-        observed_at = clean_moment("observedAt", observed_at)
-    resource = uow.session.get(Resource, resource_id)
-    if resource is None:
-        raise NotFound("resource", resource_id)
-    reporting_project = project_id or resource.project_id
-    projects.ensure_project_exists(uow, reporting_project)
-    if resource.scope not in SHARED_SCOPES and resource.project_id != reporting_project:
-        # A project's own resource is reported in its own log only, as every id-taking
-        # operation treats another project's ids: it does not exist here. Shared
-        # resources (workstation, environment) may be reported from any project.
-        raise NotFound(f"resource of project {reporting_project}", resource_id)
-    uow.no_lock_needed("a dated reading, added beside the others: it decides nothing")
-    now = uow.now()
-    row = CapacityObservation(
-        id=new_id("cap"),
-        resource_id=resource.id,
-        project_id=reporting_project,
-        available=available,
-        total=total,
-        source=source,
-        observed_at=observed_at or now,
-        recorded_at=now,
-        recorded_by=actor.principal_id,
-    )
-    uow.session.add(row)
-    uow.session.flush()
-    record_event(
-        uow,
-        ResourceEvent.CAPACITY_OBSERVED,
-        About(reporting_project, resource.id),
-        by=actor,
-        payload={
-            "available": available,
-            "total": total,
-            "source": source,
-            "observedAt": row.observed_at.isoformat(),
-        },
-    )
-    return capacity_reading(row)
 
 
-# --- reading --------------------------------------------------------------------------
 
 
-def get_resource(uow: UnitOfWork, resource_id: str) -> ResourceView:
-    row = uow.session.get(Resource, resource_id)
-    if row is None:
-        raise NotFound("resource", resource_id)
-    return _resource_view(row)
 
 
-def get_reservation(uow: UnitOfWork, reservation_id: str) -> ReservationView:
-    return _views(uow, _reservations(uow, [reservation_id]))[0]
 
 
-def project_resources(uow: UnitOfWork, project_id: str) -> list[ResourceStatus]:
-    """The resources a project can reserve (its own and the shared ones), with who holds
-    what now, units in use and the latest capacity reading."""
-    projects.ensure_project_exists(uow, project_id)
-    resources = uow.session.scalars(
-        select(Resource)
-        .where((Resource.project_id == project_id) | Resource.scope.in_(SHARED_SCOPES))
-        .order_by(Resource.scope, Resource.key)
-    ).all()
-    ids = [r.id for r in resources]
-    judged = _judged(uow, _active_reservations(uow, ids))
-    keys = {r.id: r.key for r in resources}
-    readings: dict[str, CapacityObservation] = {}
-    if ids:
-        for reading in uow.session.scalars(
-            select(CapacityObservation)
-            .where(CapacityObservation.resource_id.in_(ids))
-            .order_by(CapacityObservation.recorded_at, CapacityObservation.id)
-        ):
-            readings[reading.resource_id] = reading
-    statuses = []
-    for resource in resources:
-        blocking = [
-            reservation_view(row, keys[row.resource_id], state, open_jobs)
-            for row, state, open_jobs in judged
-            if row.resource_id == resource.id and state in BLOCKING
-        ]
-        latest = readings.get(resource.id)
-        statuses.append(
-            ResourceStatus(
-                resource=_resource_view(resource),
-                reservations=tuple(blocking),
-                units_in_use=sum(r.units for r in blocking),
-                latest_reading=capacity_reading(latest) if latest else None,
-            )
-        )
-    return statuses
 
 
-def task_reservations(uow: UnitOfWork, task_id: str) -> list[ReservationView]:
-    rows = uow.session.scalars(
-        select(Reservation).where(Reservation.task_id == task_id).order_by(Reservation.id)
-    ).all()
-    return _views(uow, list(rows))
 
 
-def task_holds(uow: UnitOfWork, task_id: str) -> list[ReservationView]:
-    """The task's reservations in a recovery hold now (for the recovery packet)."""
-    return [view for view in task_reservations(uow, task_id) if view.state == ReservationState.HELD]
 
 
-# --- judging reservations -------------------------------------------------------------
 
 
-def _attempt_live(uow: UnitOfWork, attempt_ids: Sequence[str]) -> dict[str, bool]:
-    live: dict[str, bool] = {}
-    for attempt_id in sorted(set(attempt_ids)):
-        attempt = work.get_attempt(uow, attempt_id)
-        live[attempt_id] = attempt.state == AttemptState.ACTIVE and not attempt.lease_expired
-    return live
 
 
-def _judged(
-    uow: UnitOfWork, rows: Sequence[Reservation]
-) -> list[tuple[Reservation, str, tuple[str, ...]]]:
-    """Each reservation with its state at coordinator time, and the jobs that keep it."""
-    active_attempts = [row.attempt_id for row in rows if row.released_at is None]
-    live = _attempt_live(uow, active_attempts)
-    open_jobs = jobs.open_jobs_by_attempt(uow, sorted(set(active_attempts)))
-    judged: list[tuple[Reservation, str, tuple[str, ...]]] = []
-    for row in rows:
-        if row.released_at is not None:
-            judged.append((row, ReservationState.RELEASED, ()))
-            continue
-        running = tuple(open_jobs.get(row.attempt_id, ()))
-        if row.job_id is not None:
-            # A job's reservation lasts as long as the job; after the lease it is a hold.
-            keeping = tuple(j for j in running if j == row.job_id)
-        else:
-            keeping = running
-        if live[row.attempt_id] and (row.job_id is None or keeping):
-            judged.append((row, ReservationState.RESERVED, keeping))
-        elif keeping:
-            judged.append((row, ReservationState.HELD, keeping))
-        else:
-            judged.append((row, ReservationState.LAPSED, ()))
-    return judged
 
 
-def _lock_resources(uow: UnitOfWork, resource_ids: Sequence[str]) -> dict[str, Resource]:
-    rows = uow.session.scalars(
-        select(Resource)
-        .where(Resource.id.in_(resource_ids))
-        .order_by(Resource.id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    ).all()
-    found = {row.id: row for row in rows}
-    for resource_id in resource_ids:
-        if resource_id not in found:
-            raise NotFound("resource", resource_id)
-    return found
 
 
-def _active_reservations(uow: UnitOfWork, resource_ids: Sequence[str]) -> list[Reservation]:
-    if not resource_ids:
-        return []
-    return list(
-        uow.session.scalars(
-            select(Reservation)
-            .where(Reservation.resource_id.in_(resource_ids), Reservation.released_at.is_(None))
-            .order_by(Reservation.id)
-        ).all()
-    )
 
 
-def _reservations(
-    uow: UnitOfWork, reservation_ids: Sequence[str], *, lock: bool = False
-) -> list[Reservation]:
-    statement = select(Reservation).where(Reservation.id.in_(list(reservation_ids)))
-    if lock:
-        statement = statement.with_for_update().execution_options(populate_existing=True)
-    found = {row.id: row for row in uow.session.scalars(statement.order_by(Reservation.id))}
-    for reservation_id in reservation_ids:
-        if reservation_id not in found:
-            raise NotFound("reservation", reservation_id)
-    return [found[reservation_id] for reservation_id in dict.fromkeys(reservation_ids)]
 
 
-def _views(uow: UnitOfWork, rows: Sequence[Reservation]) -> list[ReservationView]:
-    resource_ids = sorted({row.resource_id for row in rows})
-    keys = (
-        dict(
-            uow.session.execute(
-                select(Resource.id, Resource.key).where(Resource.id.in_(resource_ids))
-            )
-            .tuples()
-            .all()
-        )
-        if resource_ids
-        else {}
-    )
-    return [
-        reservation_view(row, keys.get(row.resource_id, row.resource_id), state, open_jobs)
-        for row, state, open_jobs in _judged(uow, rows)
-    ]
-
-
-def _resource_view(row: Resource) -> ResourceView:
-    return resource_view(row, shared=row.scope in SHARED_SCOPES)
 
 
 __all__ = [

@@ -47,3 +47,7 @@ class ResourceEvent(StrEnum):
 
 # Scopes whose key names something outside any one project.
 SHARED_SCOPES = (ResourceScope.WORKSTATION, ResourceScope.ENVIRONMENT)
+
+
+# The largest number of units a resource, a request or a reading may name.
+MAX_UNITS = 1_000_000_000

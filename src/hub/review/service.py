@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import timedelta
 
 from sqlalchemy import select
 
@@ -33,10 +32,30 @@ from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import clean_choice, clean_label, clean_list, clean_text
 from hub.jobs import service as jobs
-from hub.mapping import view_of
 from hub.projects import service as projects
-from hub.projects.vocabulary import ReviewPolicy
 from hub.review import vocabulary
+from hub.review._standing import (
+    finding_view_of,
+    review_view_of,
+)
+from hub.review._standing import (
+    list_findings as list_findings,
+)
+from hub.review._standing import (
+    list_reviews as list_reviews,
+)
+from hub.review._standing import (
+    review_queue as review_queue,
+)
+from hub.review._standing import (
+    review_status as review_status,
+)
+from hub.review._standing import (
+    submission_review as submission_review,
+)
+from hub.review._standing import (
+    unresolved_required_findings as unresolved_required_findings,
+)
 from hub.review.errors import ObsoleteSubmission
 from hub.review.tables import Finding, HumanReviewRequest, Review
 from hub.review.views import FindingView as FindingView
@@ -50,8 +69,6 @@ from hub.review.vocabulary import REQUIRED_SEVERITIES, FindingSeverity, Reviewer
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 from hub.work.vocabulary import SubmissionOutcome, TaskKind, TaskState
-
-_APPROVE = vocabulary.ReviewDecision.APPROVE
 
 
 @dataclass(frozen=True)
@@ -132,7 +149,9 @@ def submit_review(
         {"attempt_id": attempt_id, "generation": generation, **asdict(decision)},
         # The review's session only, also for the replay.
         authorize=lambda: work.require_own_attempt(uow, actor, attempt_id),
-        replay=lambda _, prior: _review_view(uow, uow.session.get_one(Review, prior["review_id"])),
+        replay=lambda _, prior: review_view_of(
+            uow, uow.session.get_one(Review, prior["review_id"])
+        ),
         execute=execute,
         receipt=lambda review: {"review_id": review.id},
     )
@@ -253,7 +272,7 @@ def resolve_finding(
     # resolved, rather than told it succeeded.
     authority = _finding_authority(uow, actor, row)
     if row.resolved_at is not None:
-        return _finding_view(row)
+        return finding_view_of(row)
     text = clean_text("resolution", resolution, 10_000)
     proof = clean_list("evidence", evidence, max_items=20, max_length=2000)
     if not proof:
@@ -272,7 +291,7 @@ def resolve_finding(
             by=actor,
             payload={"finding": row.id, "severity": row.severity},
         )
-        return _finding_view(row)
+        return finding_view_of(row)
     row.resolution = text
     row.resolution_evidence = proof
     row.resolved_by = actor.principal_id
@@ -284,7 +303,7 @@ def resolve_finding(
     current = work.current_submission(uow, row.task_id)
     if current is not None:
         _settle(uow, current, actor)
-    return _finding_view(row)
+    return finding_view_of(row)
 
 
 def _finding_authority(uow: UnitOfWork, actor: Actor, row: Finding) -> str:
@@ -446,7 +465,7 @@ def _record(
             "findings": len(findings),
         },
     )
-    return _review_view(uow, review)
+    return review_view_of(uow, review)
 
 
 def _clean_finding(index: int, finding: NewFinding) -> NewFinding:
@@ -490,137 +509,17 @@ def _settle(uow: UnitOfWork, subject: work.SubmissionView, actor: Actor) -> None
 # --- reading --------------------------------------------------------------------------
 
 
-def review_status(uow: UnitOfWork, submission_id: str) -> ReviewStatus:
-    subject = work.get_submission(uow, submission_id)
-    policy = projects.get_policy(uow, subject.project_id, subject.policy_revision)
-    reviews = uow.session.scalars(select(Review).where(Review.submission_id == subject.id)).all()
-    # Required approvals are distinct reviewers: one person or session counts once.
-    agent_approvals = len(
-        {
-            r.session_id
-            for r in reviews
-            if r.reviewer_kind == ReviewerKind.AGENT and r.decision == _APPROVE
-        }
-    )
-    human_approvals = len(
-        {
-            r.principal_id
-            for r in reviews
-            if r.reviewer_kind == ReviewerKind.HUMAN and r.decision == _APPROVE
-        }
-    )
-
-    rejected = any(r.decision == vocabulary.ReviewDecision.REJECT for r in reviews)
-    needs_agent = policy.review_policy in (ReviewPolicy.AGENT, ReviewPolicy.AGENT_AND_HUMAN)
-    needs_human = policy.review_policy in (ReviewPolicy.HUMAN, ReviewPolicy.AGENT_AND_HUMAN)
-    required_agent = policy.required_agent_approvals if needs_agent else 0
-    required_human = policy.required_human_approvals if needs_human else 0
-    unresolved = unresolved_required_findings(uow, subject.task_id)
-    approved = (
-        not rejected and agent_approvals >= required_agent and human_approvals >= required_human
-    )
-    requests = tuple(
-        view_of(HumanReviewRequestView, row)
-        for row in uow.session.scalars(
-            select(HumanReviewRequest)
-            .where(HumanReviewRequest.submission_id == subject.id)
-            .order_by(HumanReviewRequest.created_at, HumanReviewRequest.id)
-        )
-    )
-    reason = None
-    if rejected:
-        reason = "rejected: revision needed"
-    elif agent_approvals < required_agent:
-        reason = f"waiting for agent review ({agent_approvals} of {required_agent} approvals)"
-    elif human_approvals < required_human:
-        reason = f"waiting for a human reviewer ({human_approvals} of {required_human} approvals)"
-    elif unresolved:
-        reason = f"unresolved required findings: {', '.join(unresolved)}"
-    return ReviewStatus(
-        submission_id=subject.id,
-        task_id=subject.task_id,
-        policy_revision=policy.revision,
-        review_policy=policy.review_policy,
-        agent_approvals=agent_approvals,
-        required_agent_approvals=required_agent,
-        human_approvals=human_approvals,
-        required_human_approvals=required_human,
-        rejected=rejected,
-        unresolved_required_findings=tuple(unresolved),
-        human_review_requested=bool(requests),
-        human_review_requests=requests,
-        approved=approved,
-        ready_for_integration=approved and not unresolved,
-        waiting_reason=reason,
-    )
 
 
-def submission_review(uow: UnitOfWork, submission_id: str) -> SubmissionReview:
-    """A submission as a reviewer reads it: its task, status, reviews and findings."""
-    subject = work.get_submission(uow, submission_id)
-    return SubmissionReview(
-        submission=subject,
-        task=work.get_task(uow, subject.task_id),
-        status=review_status(uow, subject.id),
-        reviews=tuple(list_reviews(uow, subject.id)),
-        findings=tuple(list_findings(uow, subject.task_id)),
-    )
 
 
-def unresolved_required_findings(uow: UnitOfWork, task_id: str) -> list[str]:
-    return list(
-        uow.session.scalars(
-            select(Finding.id)
-            .where(
-                Finding.task_id == task_id,
-                Finding.severity.in_(REQUIRED_SEVERITIES),
-                Finding.resolved_at.is_(None),
-            )
-            .order_by(Finding.id)
-        ).all()
-    )
 
 
-def list_reviews(uow: UnitOfWork, submission_id: str) -> list[ReviewView]:
-    rows = uow.session.scalars(
-        select(Review).where(Review.submission_id == submission_id).order_by(Review.id)
-    ).all()
-    return [_review_view(uow, row) for row in rows]
 
 
-def list_findings(uow: UnitOfWork, task_id: str) -> list[FindingView]:
-    rows = uow.session.scalars(
-        select(Finding).where(Finding.task_id == task_id).order_by(Finding.id)
-    ).all()
-    return [_finding_view(row) for row in rows]
 
 
-def review_queue(uow: UnitOfWork) -> list[QueueItem]:
-    """What waits for review across all projects, since when, why; flagged past the
-    review-wait warning threshold (the policy never weakens: it only escalates)."""
-    now = uow.now()
-    threshold = timedelta(seconds=uow.settings.review_wait_warning_seconds)
-    items = []
-    for task, submission in work.awaiting_review(uow):
-        status = review_status(uow, submission.id)
-        items.append(
-            QueueItem(
-                task=task,
-                submission=submission,
-                status=status,
-                waiting_since=submission.created_at,
-                escalated=now - submission.created_at >= threshold,
-            )
-        )
-    return sorted(items, key=lambda item: item.waiting_since)
 
 
-def _review_view(uow: UnitOfWork, row: Review) -> ReviewView:
-    findings = uow.session.scalars(
-        select(Finding).where(Finding.review_id == row.id).order_by(Finding.id)
-    ).all()
-    return view_of(ReviewView, row, findings=tuple(_finding_view(f) for f in findings))
 
 
-def _finding_view(row: Finding) -> FindingView:
-    return view_of(FindingView, row, required=row.severity in REQUIRED_SEVERITIES)
