@@ -41,6 +41,8 @@ COMMANDS: dict[str, str] = {
     "acquireResources": "hub agent resources acquire",
     "releaseResources": "hub agent resources release",
     "openWatchWindow": "hub agent watch",
+    "publishLesson": "hub agent learn",
+    "searchKnowledge": "hub agent lessons search",
 }
 
 # Operations only someone else does: said as who, not as a command to type.

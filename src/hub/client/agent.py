@@ -3,8 +3,9 @@
 `AgentClient` is the command groups together: sessions, claims and the changes an
 attempt makes (here), review (`hub.client.reviewing`), integration
 (`hub.client.integrating`), worktrees, recovery, jobs, evidence and resources
-(`hub.client.delivery`). How each request is sent, keyed and kept in the state file is
-`hub.client.engine`; each request is one `Mutation` value, written once.
+(`hub.client.delivery`), lessons and orientation (`hub.client.knowledge`). How each
+request is sent, keyed and kept in the state file is `hub.client.engine`; each request
+is one `Mutation` value, written once.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from hub.client.errors import (
 )
 from hub.client.git import read_checkout
 from hub.client.integrating import IntegrationCommands
+from hub.client.knowledge import KnowledgeCommands
 from hub.client.operations import Mutation
 from hub.client.results import (
     AttemptChanged,
@@ -125,7 +127,7 @@ def standing(record: AttemptRecord, now: datetime, *, refreshed: bool = False) -
     )
 
 
-class AgentClient(DeliveryCommands, IntegrationCommands, ReviewCommands):
+class AgentClient(DeliveryCommands, IntegrationCommands, KnowledgeCommands, ReviewCommands):
     # --- sessions ------------------------------------------------------------------
 
     def start(
