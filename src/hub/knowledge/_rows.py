@@ -11,6 +11,7 @@ from hub.errors import Conflict, InvalidTransition, NotFound, PermissionDenied, 
 from hub.idempotency import service as idempotency
 from hub.knowledge.tables import Lesson, LessonVersion
 from hub.knowledge.views import LessonVersionView, LessonView, lesson_view
+from hub.knowledge.vocabulary import LessonState
 from hub.mapping import view_of
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
@@ -62,10 +63,13 @@ def get_lesson(uow: UnitOfWork, lesson_id: str) -> LessonView:
 
 
 def lesson_views(
-    uow: UnitOfWork, *where: ColumnElement[bool], limit: int | None = None
+    uow: UnitOfWork,
+    *where: ColumnElement[bool],
+    limit: int | None = None,
+    newest_first: bool = False,
 ) -> list[LessonView]:
-    """Lessons with their current versions, oldest first."""
-    query = _CURRENT.where(*where).order_by(Lesson.id)
+    """Lessons with their current versions, oldest first (ids sort by creation time)."""
+    query = _CURRENT.where(*where).order_by(Lesson.id.desc() if newest_first else Lesson.id)
     if limit is not None:
         query = query.limit(limit)
     return [lesson_view(row, current) for row, current in uow.session.execute(query).all()]
@@ -94,12 +98,29 @@ def lesson_versions(uow: UnitOfWork, lesson_id: str) -> list[LessonVersionView]:
 
 
 def list_lessons(
-    uow: UnitOfWork, project_id: str, *, after: str | None = None, limit: int = 50
+    uow: UnitOfWork,
+    project_id: str,
+    *,
+    after: str | None = None,
+    limit: int = 50,
+    state: LessonState | None = None,
+    newest_first: bool = False,
 ) -> list[LessonView]:
     """A project's lessons (those it is the source of), oldest first, whatever their
-    state: superseded, withdrawn and disputed lessons stay listed, marked."""
+    state: superseded, withdrawn and disputed lessons stay listed, marked. `state` keeps
+    only the lessons in that state; `newest_first` turns the order round (`after` is then
+    the lesson the page follows in that order)."""
     projects.ensure_project_exists(uow, project_id)
     where = [Lesson.project_id == project_id]
+    if state is not None:
+        where.append(Lesson.state == state)
     if after:
-        where.append(Lesson.id > after)
-    return lesson_views(uow, *where, limit=limit)
+        where.append(Lesson.id < after if newest_first else Lesson.id > after)
+    return lesson_views(uow, *where, limit=limit, newest_first=newest_first)
+
+
+def superseded_lessons(uow: UnitOfWork, lesson_id: str) -> list[LessonView]:
+    """The lessons that name this one as their successor (of any project), oldest first:
+    what it replaced, the other way round from `successor_id`."""
+    require_lesson(uow, lesson_id)
+    return lesson_views(uow, Lesson.successor_id == lesson_id)

@@ -15,7 +15,7 @@ from hub.knowledge._lessons import (
 )
 from hub.knowledge._orientation import OrientationRequest, orientation
 from hub.knowledge._ratings import rate_lesson
-from hub.knowledge._rows import get_lesson, lesson_versions, list_lessons
+from hub.knowledge._rows import get_lesson, lesson_versions, list_lessons, superseded_lessons
 from hub.knowledge._rules import RuleRevision, get_rule, list_rules, revise_rule, rule_versions
 from hub.knowledge._search import KnowledgeSearch, search_knowledge
 from hub.knowledge._submissions import submission_lessons, submit_attempt
@@ -81,4 +81,5 @@ __all__ = [
     "submission_lessons",
     "submit_attempt",
     "supersede_lesson",
+    "superseded_lessons",
 ]

@@ -8,5 +8,6 @@
     live.py       the project event log as the dashboard shows it, and its live stream
     reviews.py    the review queue and the submission page, where a human approves or rejects
     review_form.py  the decision form's fields (findings fieldsets), read back and re-shown
+    knowledge.py  a project's lessons and their search, a lesson's history, a project's rules
     templates.py  the Jinja2 environment (templates and static files live in `web/`)
 """

@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from hub.errors import NotFound, Unauthenticated
 from hub.runtime import Runtime
 from hub.web.jobs import jobs_routes
+from hub.web.knowledge import knowledge_routes
 from hub.web.live import live_routes
 from hub.web.pages import page_routes
 from hub.web.reviews import review_routes
@@ -78,6 +79,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         *live_routes(runtime),
         *jobs_routes(runtime),
         *review_routes(runtime),
+        *knowledge_routes(runtime),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     dashboard = Starlette(

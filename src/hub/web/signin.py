@@ -11,9 +11,9 @@ it again while they are open (`while_signed_in`). docs/architecture.md, "The das
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import aclosing
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from sse_starlette import ServerSentEvent
@@ -28,7 +28,10 @@ from hub.identity import service as identity
 from hub.identity.errors import NotAPerson
 from hub.identity.views import Actor
 from hub.runtime import Runtime
+from hub.storage.unit_of_work import UnitOfWork
 from hub.web.templates import render
+
+T = TypeVar("T")
 
 # The cookie carries only this: the sign-in's secret (never the principal).
 SESSION_KEY = "sign_in"
@@ -67,6 +70,15 @@ async def require_viewer(
         await runtime.awrite(lambda uow: identity.refresh_web_session(uow, web_session_id))
     request.state.viewer = actor
     return actor
+
+
+async def read_for_viewer(
+    runtime: Runtime, request: HTTPConnection, read: Callable[[UnitOfWork], T]
+) -> T:
+    """A page's one read transaction, for a signed-in viewer only (`require_viewer`
+    first: a stranger learns nothing, not even whether the record exists)."""
+    await require_viewer(runtime, request)
+    return await runtime.aread(read)
 
 
 async def while_signed_in(

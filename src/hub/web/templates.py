@@ -17,6 +17,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from hub.bundled import data_dir
+from hub.ids import has_prefix
 
 TEMPLATE_DIR = data_dir("web/templates")
 STATIC_DIR = data_dir("web/static")
@@ -61,6 +62,17 @@ def _web_link(reference: str) -> str | None:
     return reference if reference.startswith(("https://", "http://")) else None
 
 
+# The ids that have a page of their own, and where it is.
+_PAGES = {"prj": "/projects/", "sub": "/submissions/", "lsn": "/lessons/"}
+
+
+def _page_of(reference: str) -> str | None:
+    """The dashboard page of an id (a project, a submission, a lesson), if it has one."""
+    prefix = reference.partition("_")[0]
+    page = _PAGES.get(prefix)
+    return f"{page}{reference}" if page and has_prefix(reference, prefix) else None
+
+
 def _page_context(request: Request) -> dict[str, Any]:
     """What every page's layout needs: who is signed in, and the CSRF token for forms."""
     csrf_token = request.scope.get("csrftoken")
@@ -82,6 +94,7 @@ environment.filters["timestamp"] = _timestamp
 environment.filters["plain"] = _plain
 environment.filters["duration"] = _duration
 environment.filters["web_link"] = _web_link
+environment.filters["page_of"] = _page_of
 
 templates = Jinja2Templates(env=environment, context_processors=[_page_context])
 
