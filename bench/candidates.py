@@ -25,23 +25,20 @@ import argparse
 import json
 import os
 import random
-import sqlite3
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import psycopg
-from scratch import Scratch, ms, percentile, scratch_database
-from sqlalchemy import Connection, Table, event, text
+from scratch import Scratch, bulk_write, ms, percentile, scratch_database
+from sqlalchemy import Connection, event, text
 from sqlalchemy.sql import Select
 
 from hub.identity import service as identity
 from hub.ids import new_id
 from hub.projects import service as projects
 from hub.runtime import Runtime
-from hub.settings import Settings
-from hub.work import tasks as work_tasks
+from hub.work import _tasks as work_tasks  # the ready query's SQL, shown with its plan
 from hub.work.tables import Task, TaskCriteria, TaskPrerequisite
 
 INDEX = "ix_tasks_ready"
@@ -146,40 +143,6 @@ def populate(
     return project.id, {"ready": ready, "done": sum(done)}
 
 
-def bulk_write(scratch: Scratch, table: Table, rows: list[dict[str, Any]]) -> None:
-    """Rows straight through the driver (executemany / COPY): seconds, not minutes.
-
-    Values are stored as the service's column types store them: on SQLite, UTC
-    datetimes as naive `YYYY-MM-DD HH:MM:SS.ffffff` text and JSON as text.
-    """
-    columns = list(rows[0])
-    if scratch.backend == "sqlite":
-
-        def stored(value: Any) -> Any:
-            if isinstance(value, datetime):
-                return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-            if isinstance(value, list | dict):
-                return json.dumps(value)
-            return value
-
-        marks = ", ".join("?" for _ in columns)
-        with sqlite3.connect(scratch.sqlite_path, isolation_level=None) as connection:
-            connection.execute("BEGIN")
-            connection.executemany(
-                f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks})",
-                ([stored(row[column]) for column in columns] for row in rows),
-            )
-            connection.execute("COMMIT")
-        return
-    with psycopg.connect(scratch.libpq_url) as server, server.cursor() as cursor:
-        statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
-        with cursor.copy(statement) as copy:
-            for row in rows:
-                copy.write_row(
-                    [json.dumps(v) if isinstance(v, list | dict) else v for v in row.values()]
-                )
-
-
 # --- timing -----------------------------------------------------------------------------------
 
 
@@ -261,13 +224,7 @@ def main(argv: list[str] | None = None) -> None:
     edges = args.edges or 2 * args.tasks
 
     with scratch_database(args.backend, args.database_url, keep=args.keep) as scratch:
-        settings = Settings(
-            database_url=scratch.url,
-            var_dir=scratch.folder / "var",
-            artifact_dir=scratch.folder / "artifacts",
-            _env_file=None,  # type: ignore[call-arg]
-        )
-        runtime = Runtime(settings)
+        runtime = scratch.runtime()
         started = time.perf_counter()
         project_id, shape = populate(runtime, scratch, args.tasks, edges, args.seed)
         print(

@@ -54,7 +54,6 @@ from hub.identity import service as identity
 from hub.ids import new_id
 from hub.projects import service as projects
 from hub.runtime import Runtime
-from hub.settings import Settings
 from hub.work.tables import Task, TaskCriteria
 
 PROBLEM = "... on Problem { code message }"
@@ -731,14 +730,7 @@ def main(argv: list[str] | None = None) -> None:
     pool_size = args.pool_size or max(4, min(20, 40 // args.workers))
 
     with scratch_database(args.backend, args.database_url, keep=args.keep) as scratch:
-        settings = Settings(
-            database_url=scratch.url,
-            sqlite_synchronous=args.sqlite_synchronous,
-            var_dir=scratch.folder / "var",
-            artifact_dir=scratch.folder / "artifacts",
-            _env_file=None,  # type: ignore[call-arg]
-        )
-        runtime = Runtime(settings)
+        runtime = scratch.runtime(sqlite_synchronous=args.sqlite_synchronous)
         started = time.perf_counter()
         fixture = prepare(runtime, args.agents, tasks)
         create_floor(scratch, tasks)

@@ -41,7 +41,6 @@ from websockets.typing import Subprotocol
 from hub.identity import service as identity
 from hub.projects import service as projects
 from hub.runtime import Runtime
-from hub.settings import Settings
 from hub.storage.unit_of_work import UnitOfWork
 
 PROBLEM = "... on Problem { code message }"
@@ -230,10 +229,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("SQLite runs as one server process")
 
     with scratch_database(args.backend, args.database_url, keep=args.keep) as scratch:
-        settings = Settings(database_url=scratch.url, var_dir=scratch.folder / "var",
-                            artifact_dir=scratch.folder / "artifacts",
-                            _env_file=None)  # type: ignore[call-arg]
-        runtime = Runtime(settings)
+        runtime = scratch.runtime()
         operator_token, agent_token, project_ids = prepare(runtime, args.projects)
         runtime.close()
         with ExitStack() as stack:

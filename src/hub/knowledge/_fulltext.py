@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import (
+    CTE,
     Boolean,
     ColumnClause,
     ColumnElement,
     Float,
     Integer,
-    Subquery,
     bindparam,
     cast,
     column,
@@ -45,7 +45,7 @@ _POSTGRESQL_CONFIG = literal_column("'english'::regconfig", REGCONFIG)
 _POSTGRESQL_NORMALIZATION = 1
 
 
-def matching(dialect: str, terms: Sequence[str], *where: ColumnElement[bool]) -> Subquery:
+def matching(dialect: str, terms: Sequence[str], *where: ColumnElement[bool]) -> CTE:
     """The lesson versions (`lesson_id`, `version`) holding any of the terms, among
     those `where` selects, with their `relevance` (above 0, the higher the better)."""
     if not terms:
@@ -80,7 +80,11 @@ def matching(dialect: str, terms: Sequence[str], *where: ColumnElement[bool]) ->
                 func.ts_rank_cd(_POSTGRESQL_VECTOR, tsquery, _POSTGRESQL_NORMALIZATION), Float
             ).label("relevance"),
         ).where(_POSTGRESQL_VECTOR.op("@@", return_type=Boolean)(tsquery))
-    return query.where(*where).subquery("matching")
+    # SQLite finds the versions first, once: its planner would otherwise walk the lessons
+    # an indexed condition selects (a project's) and run the full-text query again for
+    # each, which took seconds at 100,000 lessons (bench/knowledge.py). PostgreSQL's
+    # planner weighs both ways, and walks a project's lessons when that is cheaper.
+    return query.where(*where).cte("matching").prefix_with("MATERIALIZED", dialect="sqlite")
 
 
 def _plain_tsquery(index: int, term: str) -> ColumnElement[Any]:

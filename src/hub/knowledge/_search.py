@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from sqlalchemy import (
+    CTE,
     ColumnElement,
     Float,
+    FromClause,
     Select,
     case,
     cast,
@@ -36,10 +38,12 @@ from sqlalchemy import (
     func,
     literal,
     select,
+    text,
+    true,
     tuple_,
     type_coerce,
 )
-from sqlalchemy.orm import QueryableAttribute
+from sqlalchemy.orm import QueryableAttribute, aliased
 
 from hub.errors import NotFound, ValidationFailed, raises
 from hub.inputs import bounded_int, clean_text
@@ -145,7 +149,12 @@ def _found(uow: UnitOfWork, wanted: _Wanted, *, offset: int, limit: int) -> list
     applicable = _applicable_tags(uow, wanted)
     if not wanted.terms and not applicable:
         return []
-    rows = uow.session.execute(_ranked(uow, wanted, applicable).offset(offset).limit(limit))
+    if uow.dialect == "postgresql":
+        # Ranking reads every lesson found, so the planner's estimate grows with the
+        # lessons; past `jit_above_cost` PostgreSQL compiles the query first, which took
+        # longer than running it (1 to 2 s more at 100,000 lessons; bench/knowledge.py).
+        uow.session.execute(text("SET LOCAL jit = off"))
+    rows = uow.session.execute(_page(uow, wanted, applicable, offset=offset, limit=limit))
     hits: list[SearchHit] = []
     for place, (row, current, relevance, feedback, score) in enumerate(rows, start=offset + 1):
         lesson = lesson_view(row, current)
@@ -163,42 +172,81 @@ def _found(uow: UnitOfWork, wanted: _Wanted, *, offset: int, limit: int) -> list
     return hits
 
 
+def _page(
+    uow: UnitOfWork, wanted: _Wanted, applicable: list[tuple[str, str]], *, offset: int, limit: int
+) -> Select[Any]:
+    """The page's lessons with their current versions, relevance, nudge and score, in
+    rank order. The ranking reads narrow rows (ids and the score's parts); only the
+    page's lessons are read whole, in the same statement (one snapshot)."""
+    page = _ranked(uow, wanted, applicable).offset(offset).limit(limit).subquery("page")
+    return (
+        select(Lesson, LessonVersion, page.c.relevance, page.c.feedback, page.c.score)
+        .join(page, page.c.id == Lesson.id)
+        .join(LessonVersion, _IS_CURRENT_VERSION)
+        .order_by(page.c.standing, page.c.score.desc(), Lesson.id)
+    )
+
+
 def _ranked(uow: UnitOfWork, wanted: _Wanted, applicable: list[tuple[str, str]]) -> Select[Any]:
-    """The search's lessons with their current versions, relevance, nudge and score,
-    in rank order."""
-    # The lesson's tags a searched tag applies to (a component is tagged once a lesson).
-    applying = (
-        LessonTag.lesson_id == Lesson.id,
-        tuple_(LessonTag.component, LessonTag.versions).in_(applicable),
-    )
-    tag_matches: ColumnElement[int] = (
-        select(func.count()).where(*applying).scalar_subquery() if applicable else literal(0)
-    )
-    relevance: ColumnElement[float]
+    """The lessons the search finds (ids), with their standing, relevance, nudge and
+    score, in rank order."""
+    found = _found_lessons(uow, wanted, applicable)
+    lessons: FromClause = found
+    relevance: ColumnElement[float] = literal(0.0, Float)
     if wanted.terms:
-        text = matching(uow.dialect, wanted.terms, *_in_scope(wanted, LessonVersion.project_id))
         # Relative to the best match of this search: 1 for it, on either database.
-        best = func.nullif(func.max(text.c.relevance).over(), 0.0, type_=Float)
-        relevance = func.coalesce(text.c.relevance / best, 0.0, type_=Float)
-        query = (
-            select(Lesson, LessonVersion)
-            .join(text, (text.c.lesson_id == Lesson.id) & (text.c.version == Lesson.version))
-            .join(LessonVersion, _IS_CURRENT_VERSION)
+        best = select(func.max(found.c.relevance).label("relevance")).subquery("best")
+        relevance = func.coalesce(
+            found.c.relevance / func.nullif(best.c.relevance, 0.0, type_=Float), 0.0, type_=Float
+        )
+        lessons = lessons.join(best, true())
+    # One outer join per searched component: a lesson tags a component once, so each
+    # adds one row or none, and the database may join them all at once or lesson by
+    # lesson, whichever is cheaper.
+    tag_matches: ColumnElement[int] = literal(0)
+    for index, (component, versions) in enumerate(_by_component(applicable)):
+        tag = aliased(LessonTag, name=f"tag_{index}")
+        lessons = lessons.outerjoin(
+            tag,
+            (tag.lesson_id == found.c.id)
+            & (tag.component == component)
+            & tag.versions.in_(versions),
+        )
+        tag_matches = tag_matches + case((tag.lesson_id.is_not(None), 1), else_=0)
+    score = (relevance + TAG_WEIGHT * tag_matches + found.c.feedback).label("score")
+    return (
+        select(found.c.id, found.c.standing, relevance.label("relevance"), found.c.feedback, score)
+        .select_from(lessons)
+        .order_by(found.c.standing, score.desc(), found.c.id)
+    )
+
+
+def _by_component(applicable: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+    versions: dict[str, list[str]] = {}
+    for component, constraint in sorted(applicable):
+        versions.setdefault(component, []).append(constraint)
+    return list(versions.items())
+
+
+def _found_lessons(uow: UnitOfWork, wanted: _Wanted, applicable: list[tuple[str, str]]) -> CTE:
+    """What the search finds: with words, the lessons whose current version holds one
+    (with its full-text relevance); with tags only, those a searched tag applies to.
+    Each with its standing and the votes' nudge; found once, then ranked."""
+    query = select(Lesson.id, _STANDING.label("standing"), _FEEDBACK.label("feedback"))
+    if wanted.terms:
+        versions = matching(uow.dialect, wanted.terms, *_in_scope(wanted, LessonVersion.project_id))
+        query = query.add_columns(versions.c.relevance).join_from(
+            versions,
+            Lesson,
+            (Lesson.id == versions.c.lesson_id) & (Lesson.version == versions.c.version),
         )
     else:
-        relevance = literal(0.0, Float)
-        query = (
-            select(Lesson, LessonVersion)
-            .join(LessonVersion, _IS_CURRENT_VERSION)
-            .where(exists().where(*applying))
-        )
+        applying = tuple_(LessonTag.component, LessonTag.versions).in_(applicable)
+        query = query.where(exists().where(LessonTag.lesson_id == Lesson.id, applying))
     query = query.where(*_in_scope(wanted, Lesson.project_id))
     if wanted.current_only:
         query = query.where(Lesson.state == LessonState.CURRENT)
-    score = relevance + TAG_WEIGHT * tag_matches + _FEEDBACK
-    return query.add_columns(
-        relevance.label("relevance"), _FEEDBACK.label("feedback"), score.label("score")
-    ).order_by(_STANDING, score.desc(), Lesson.id)
+    return query.cte("found").prefix_with("MATERIALIZED")
 
 
 def _applicable_tags(uow: UnitOfWork, wanted: _Wanted) -> list[tuple[str, str]]:

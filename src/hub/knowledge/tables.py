@@ -113,7 +113,11 @@ class LessonTag(Base):
     __tablename__ = "lesson_tags"
     __table_args__ = (
         ForeignKeyConstraint(["project_id", "lesson_id"], ["lessons.project_id", "lessons.id"]),
-        Index("ix_lesson_tags_component", "component"),
+        # A search's tags: which (component, versions) pairs are tagged, in a project or
+        # in any, read from the index alone.
+        Index(
+            "ix_lesson_tags_component_versions_project_id", "component", "versions", "project_id"
+        ),
     )
 
     lesson_id: Mapped[str] = mapped_column(String(40), primary_key=True)
