@@ -13,7 +13,7 @@ for the same lessons, so the two cannot drift apart. The full-text index fills i
 (search never reads the event log).
 
 Timed, `--calls` times each (default 40: each of the `--searches` once), the same
-searches in turn (2 to 5 words, half of them with tags, each from one of the projects in
+searches in turn (1 to 5 words, half of them with tags, each from one of the projects in
 turn), interleaved so that all three see the same machine load:
 
 - the service, `knowledge.search_knowledge` through `Runtime.read` (one unit of work per
