@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from hub.settings import Settings
+
 CHUNK_BYTES = 1024 * 1024
 
 
@@ -122,3 +124,8 @@ def _fsync_directory(directory: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def store_for(settings: Settings) -> Store:
+    """The store the deployment's settings select (the filesystem, by default)."""
+    return FilesystemStore(settings.artifact_dir)
