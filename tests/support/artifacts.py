@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import select
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +16,10 @@ from urllib.parse import urlencode, urlsplit
 
 import httpx
 
+from hub.storage.database import Database
+from tests.support import jobs, work
+from tests.support.client import Api
+from tests.support.sql import fetch_value
 from tests.support.work import key
 
 ARTIFACT = """
@@ -77,6 +82,43 @@ def stored_files(artifact_dir: Path) -> list[str]:
         return []
     return sorted(p.relative_to(artifact_dir).as_posix() for p in artifact_dir.rglob("*")
                   if p.is_file())
+
+
+def assert_nothing_left(database: Database, artifact_dir: Path) -> None:
+    """No artifact record and no file, staged or stored."""
+    assert fetch_value(database, "SELECT count(*) FROM artifacts") == 0
+    assert stored_files(artifact_dir) == []
+
+
+def working_job(operator: Api, worker: Api, project: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A job registered by `worker` under its claim of a new task: (attempt, job)."""
+    attempt: dict[str, Any] = work.claimed(worker, project, work.new_task(operator, project))[
+        "attempt"
+    ]
+    return attempt, jobs.registered_job(worker, attempt)
+
+
+def at_once(count: int, send: Callable[[int], httpx.Response]) -> list[httpx.Response]:
+    """`send(0)` … `send(count - 1)` on as many threads, released together."""
+    start = threading.Barrier(count)
+    answers: list[httpx.Response | BaseException | None] = [None] * count
+
+    def run(index: int) -> None:
+        try:
+            start.wait(timeout=30)
+            answers[index] = send(index)
+        except BaseException as exc:  # reported by the assertion below
+            answers[index] = exc
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads), "a request hung"
+    done = [answer for answer in answers if isinstance(answer, httpx.Response)]
+    assert len(done) == count, answers
+    return done
 
 
 def wait_until(condition: Callable[[], bool], what: str, seconds: float = 15) -> None:

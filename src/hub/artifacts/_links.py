@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from hub.artifacts._associations import Associations
-from hub.artifacts._records import clean_metadata, expiry, new_artifact
+from hub.artifacts._records import Description, clean_metadata, expiry, new_artifact
 from hub.artifacts._rows import get_artifact, show
 from hub.artifacts.views import ArtifactResult, ArtifactView
 from hub.artifacts.vocabulary import ArtifactEvent, ArtifactKind, ArtifactState
@@ -24,19 +23,10 @@ from hub.storage.unit_of_work import UnitOfWork
 MAX_URL = 2000
 
 
-@dataclass(frozen=True)
-class ExternalLink:
-    project_id: str
-    name: str
+@dataclass(frozen=True, kw_only=True)
+class ExternalLink(Description):
     url: str
     accessibility: str
-    media_type: str | None = None
-    retention: str = "LOG"
-    task_id: str | None = None
-    attempt_id: str | None = None
-    job_id: str | None = None
-    evidence_id: str | None = None
-    review_id: str | None = None
     idempotency_key: str | None = None
 
 
@@ -63,21 +53,7 @@ def _link(uow: UnitOfWork, actor: Actor, cmd: ExternalLink) -> ArtifactView:
     url = clean_url("url", cmd.url)
     accessibility = clean_choice("accessibility", cmd.accessibility, ArtifactAccess)
     uow.no_lock_needed("a new artifact, which no other operation can reach yet")
-    metadata = clean_metadata(
-        uow,
-        actor,
-        project_id=cmd.project_id,
-        name=cmd.name,
-        media_type=cmd.media_type,
-        retention=cmd.retention,
-        associations=Associations(
-            task_id=cmd.task_id,
-            attempt_id=cmd.attempt_id,
-            job_id=cmd.job_id,
-            evidence_id=cmd.evidence_id,
-            review_id=cmd.review_id,
-        ),
-    )
+    metadata = clean_metadata(uow, actor, cmd)
     now = uow.now()
     row = new_artifact(
         uow, actor, new_id("art"), metadata,

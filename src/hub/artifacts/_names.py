@@ -15,9 +15,13 @@ _LONGEST_SUFFIX = 16
 
 
 def clean_display_name(value: str) -> str:
-    """The name as shown: without control and format characters, white space folded,
-    at most MAX_NAME characters (a longer one keeps its suffix: `….log`)."""
-    kept = "".join(ch for ch in value if unicodedata.category(ch) not in _DROPPED)
+    """The name as shown: without control and format characters (a tab or a line break
+    becomes a space), white space folded, at most MAX_NAME characters (a longer one
+    keeps its suffix: `….log`)."""
+    kept = "".join(
+        (" " if ch.isspace() else "") if unicodedata.category(ch) in _DROPPED else ch
+        for ch in value
+    )
     name = " ".join(kept.split())
     if len(name) > MAX_NAME:
         stem, dot, suffix = name.rpartition(".")

@@ -31,24 +31,38 @@ class Metadata:
     associations: Associations
 
 
-def clean_metadata(
-    uow: UnitOfWork,
-    actor: Actor,
-    *,
-    project_id: str,
-    name: str,
-    media_type: str | None,
-    retention: str,
-    associations: Associations,
-) -> Metadata:
-    kept = clean_choice("retention", retention, RetentionClass)
-    found = resolve(uow, actor, project_id, associations)
+@dataclass(frozen=True)
+class Description:
+    """What a request says about the artifact it makes: an upload's (`UploadRequest`)
+    and a link's (`ExternalLink`) metadata, in the API's words before they are checked."""
+
+    project_id: str
+    name: str
+    media_type: str | None = None
+    retention: str = RetentionClass.LOG
+    task_id: str | None = None
+    attempt_id: str | None = None
+    job_id: str | None = None
+    evidence_id: str | None = None
+    review_id: str | None = None
+
+
+def clean_metadata(uow: UnitOfWork, actor: Actor, request: Description) -> Metadata:
+    kept = clean_choice("retention", request.retention, RetentionClass)
+    named = Associations(
+        task_id=request.task_id,
+        attempt_id=request.attempt_id,
+        job_id=request.job_id,
+        evidence_id=request.evidence_id,
+        review_id=request.review_id,
+    )
+    found = resolve(uow, actor, request.project_id, named)
     if kept == RetentionClass.EVIDENCE and found.evidence_id is None:
         raise ValidationFailed("retention", "EVIDENCE retention lasts with the evidenceId named")
     return Metadata(
-        project_id=project_id,
-        name=clean_display_name(name),
-        media_type=clean_media_type("mediaType", media_type),
+        project_id=request.project_id,
+        name=clean_display_name(request.name),
+        media_type=clean_media_type("mediaType", request.media_type),
         retention=kept,
         associations=found,
     )

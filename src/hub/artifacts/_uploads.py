@@ -39,10 +39,9 @@ from typing import Protocol, TypeVar
 
 from sqlalchemy import delete, text
 
-from hub.artifacts._associations import Associations
 from hub.artifacts._intake import Intake, Received
 from hub.artifacts._media import disagrees
-from hub.artifacts._records import Metadata, clean_metadata, expiry, new_artifact
+from hub.artifacts._records import Description, clean_metadata, expiry, new_artifact
 from hub.artifacts._rows import get_artifact, show, usage
 from hub.artifacts._store import STAGING_DIR, Store
 from hub.artifacts.errors import FileTooLarge, StorageQuotaExceeded
@@ -78,20 +77,11 @@ BATCH_BYTES = 1024 * 1024
 _QUOTA_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended('hub:artifact-quota', 0))")
 
 
-@dataclass(frozen=True)
-class UploadRequest:
+@dataclass(frozen=True, kw_only=True)
+class UploadRequest(Description):
     """What the client sends beside the body: the metadata, its key, and the length it
     declared (Content-Length), if it declared one."""
 
-    project_id: str
-    name: str
-    media_type: str | None = None
-    retention: str = "LOG"
-    task_id: str | None = None
-    attempt_id: str | None = None
-    job_id: str | None = None
-    evidence_id: str | None = None
-    review_id: str | None = None
     declared_size: int | None = None
     idempotency_key: str | None = None
 
@@ -132,7 +122,7 @@ def accept_upload(uow: UnitOfWork, actor: Actor, request: UploadRequest) -> Uplo
     settings = uow.settings
     if uow.dialect == "postgresql":
         uow.session.execute(_QUOTA_LOCK)
-    metadata = _metadata(uow, actor, request)
+    metadata = clean_metadata(uow, actor, request)
     limit = settings.artifact_max_file_bytes
     declared = request.declared_size
     if declared is not None and declared < 0:
@@ -152,24 +142,6 @@ def accept_upload(uow: UnitOfWork, actor: Actor, request: UploadRequest) -> Uplo
     )
     staging = settings.artifact_dir / STAGING_DIR / f"{artifact_id}.part"
     return Upload(request, limit, artifact_id, storage_key, staging)
-
-
-def _metadata(uow: UnitOfWork, actor: Actor, request: UploadRequest) -> Metadata:
-    return clean_metadata(
-        uow,
-        actor,
-        project_id=request.project_id,
-        name=request.name,
-        media_type=request.media_type,
-        retention=request.retention,
-        associations=Associations(
-            task_id=request.task_id,
-            attempt_id=request.attempt_id,
-            job_id=request.job_id,
-            evidence_id=request.evidence_id,
-            review_id=request.review_id,
-        ),
-    )
 
 
 def _require_room(uow: UnitOfWork, project_id: str, needed: int) -> None:
