@@ -24,6 +24,7 @@ from tests.support.artifacts import (
 from tests.support.client import Api
 from tests.support.examples import run
 from tests.support.sql import events_of
+from tests.web.conftest import Dashboard
 
 LINKED = f"... on ArtifactPayload {{ replay artifact {{ {ARTIFACT} }} }}" \
     " ... on ValidationFailed { field }"
@@ -62,7 +63,8 @@ def test_a_link_is_kept_as_reported_and_a_retry_replays_it(
     )
     assert (artifact["taskId"], artifact["retention"]) == (task, "REPORT")
     assert artifact["expiresAt"] == "2026-06-30T12:00:00+00:00"  # 180 days
-    assert (artifact["downloadPath"], artifact["previewPath"]) == (None, None)
+    assert artifact["downloadPath"] is None
+    assert artifact["previewPath"] == f"/artifacts/{artifact['id']}/preview"
     assert [event["artifact"] for event in events_of(database, "artifact.linked")] == [
         artifact["id"]
     ]
@@ -199,3 +201,20 @@ def test_the_artifact_examples_run_as_written(
     ]
     deleted = run(a.api, "deleteArtifact", artifactId=stored["id"])
     assert deleted["artifact"]["state"] == "DELETED", deleted
+
+
+def test_a_links_page_shows_its_url_as_reported(
+    server: str, operator: Any, agent: Callable[..., Any]
+) -> None:
+    project = work.create_project(operator.api)
+    linked = link(agent().api, project, url="https://ci.example.com/runs/9",
+                  accessibility="UNAVAILABLE")["artifact"]
+    browser = Dashboard(server)
+    try:
+        assert browser.login().status_code == 303
+        page = browser.get(linked["previewPath"])
+    finally:
+        browser.close()
+    assert page.status_code == 200
+    assert 'href="https://ci.example.com/runs/9"' in page.text
+    assert "UNAVAILABLE as reported" in page.text

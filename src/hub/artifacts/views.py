@@ -66,7 +66,8 @@ class ArtifactView:
 
     @property
     def preview_path(self) -> str | None:
-        return f"/artifacts/{self.id}/preview" if self.kind == ArtifactKind.FILE else None
+        staged = self.state == ArtifactState.STAGED
+        return None if staged else f"/artifacts/{self.id}/preview"
 
     @property
     def download_name(self) -> str:

@@ -60,5 +60,6 @@ class Artifact:
         description="Where an available file is downloaded (GET, authenticated)."
     )
     preview_path: str | None = strawberry.field(
-        description="A file's page on the dashboard (text shown as escaped text)."
+        description="Its page on the dashboard: the record, and a text file's first 64 KiB "
+        "as escaped text."
     )
