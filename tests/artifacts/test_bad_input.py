@@ -31,6 +31,7 @@ from tests.support.artifacts import (
     working_job,
 )
 from tests.support.sql import fetch_value
+from tests.support.workflow import claim_review, deliver, review
 
 
 def test_a_nul_byte_and_control_characters_are_cleaned_out_of_a_name(
@@ -336,6 +337,25 @@ def test_another_projects_ids_are_refused_in_every_association(
     assert error["field"] == field
     assert "belongs to another project" in error["message"]
     assert fetch_value(database, "SELECT count(*) FROM artifacts") == 0
+
+
+def test_a_review_of_the_project_is_an_association_and_another_projects_is_refused(
+    server: str, operator: Any, agent: Callable[..., Any]
+) -> None:
+    ours = work.create_project(operator.api, "ours")
+    theirs = work.create_project(operator.api, "theirs")
+    reviewer = agent()
+    reviews = {}
+    for project in (ours, theirs):
+        delivery = deliver(operator.api, agent().api, project=project)
+        claimed = claim_review(reviewer.api, project)["attempt"]
+        made = review(reviewer.api, claimed, delivery.submission)
+        reviews[project] = made["review"]["id"]
+    artifact = uploaded(server, reviewer.token, b"notes", projectId=ours, reviewId=reviews[ours])
+    assert artifact["reviewId"] == reviews[ours]
+    refused = upload(server, reviewer.token, b"notes", projectId=ours, reviewId=reviews[theirs])
+    assert refused.status_code == 400
+    assert error_of(refused)["field"] == "reviewId"
 
 
 def test_a_job_fills_in_its_attempt_and_task_and_must_agree_with_them(
