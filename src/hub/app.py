@@ -1,4 +1,5 @@
-"""The ASGI application: GraphQL, the dashboard, health, readiness and metrics."""
+"""The ASGI application: GraphQL, artifact uploads and downloads, the dashboard, health,
+readiness and metrics."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
+from hub.api.artifacts.upload import upload_route
 from hub.api.http import HubGraphQL
 from hub.maintenance import periodic_pruning
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
@@ -61,6 +63,7 @@ def create_app(runtime: Runtime) -> Starlette:
             Route("/metrics", metrics),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+            upload_route(runtime),
             *web_routes(runtime),
             *web_mounts(runtime),
         ],

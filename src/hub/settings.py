@@ -21,6 +21,8 @@ from sqlalchemy.exc import ArgumentError
 LEASE_SECONDS_RANGE = (30, 7 * 24 * 3600)
 HEARTBEAT_SECONDS_RANGE = (5, 24 * 3600)
 WATCH_WINDOW_SECONDS_RANGE = (60, 7 * 24 * 3600)
+MIB = 1024 * 1024
+GIB = 1024 * MIB
 
 
 class SettingsError(Exception):
@@ -73,6 +75,17 @@ class Settings(BaseSettings):
     # How often an open stream (a GraphQL subscription, a dashboard live view) checks
     # that its credential still holds; a revoked one ends the stream within this time.
     credential_recheck_seconds: float = Field(default=5.0, gt=0, le=300)
+
+    # Artifacts (docs/design.md, "Artifacts"): quotas checked before an upload is read and
+    # enforced while it streams; retention by class; how long an upload may stay staged
+    # before its reservation stops counting (and its staging file counts as an orphan).
+    # At most 2 GiB - 1: sizes are GraphQL Ints (32 bits).
+    artifact_max_file_bytes: int = Field(default=64 * MIB, ge=0, le=2**31 - 1)
+    artifact_max_project_bytes: int = Field(default=2 * GIB, ge=0)
+    artifact_max_total_bytes: int = Field(default=20 * GIB, ge=0)
+    artifact_log_retention_seconds: int = Field(default=30 * 86400, ge=3600)
+    artifact_report_retention_seconds: int = Field(default=180 * 86400, ge=3600)
+    artifact_staging_grace_seconds: int = Field(default=3600, ge=60)
 
     # Dashboard sign-ins (docs/architecture.md, "The dashboard"). A working day at most;
     # an hour without a request signs the browser out: long enough to read a submission
