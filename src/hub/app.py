@@ -18,7 +18,7 @@ from starlette.types import Receive, Scope, Send
 
 from hub.api.artifacts.upload import upload_route
 from hub.api.http import HubGraphQL
-from hub.maintenance import periodic_pruning
+from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.runtime import Runtime
 from hub.storage import migrations
@@ -51,7 +51,7 @@ def create_app(runtime: Runtime) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
-            await stack.enter_async_context(periodic_pruning(runtime))
+            await stack.enter_async_context(periodic_maintenance(runtime))
             for background in runtime.background_tasks():
                 await stack.enter_async_context(background)
             yield

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,17 +18,18 @@ from hub.runtime import Runtime
 from hub.storage.database import Database
 from tests.support import jobs, work
 from tests.support.artifacts import (
+    InStore,
     RawUpload,
     assert_nothing_left,
     at_once,
     download,
     error_of,
-    stored_files,
     upload,
     uploaded,
     wait_until,
     working_job,
 )
+from tests.support.s3 import both_stores
 from tests.support.sql import fetch_value
 from tests.support.workflow import claim_review, deliver, review
 
@@ -53,6 +53,7 @@ def test_a_ten_thousand_character_name_is_bounded_and_keeps_its_suffix(
     assert artifact["name"].endswith("n….log")
 
 
+@both_stores
 def test_a_zero_byte_file_is_an_artifact(
     server: str, operator: Any, agent: Callable[..., Any]
 ) -> None:
@@ -118,7 +119,7 @@ def test_a_body_that_is_not_the_length_it_declared_is_refused(
     operator: Any,
     agent: Callable[..., Any],
     database: Database,
-    artifact_dir: Path,
+    in_store: InStore,
     declared: int,
     pieces: list[bytes],
     said: str,
@@ -130,11 +131,12 @@ def test_a_body_that_is_not_the_length_it_declared_is_refused(
     assert body["error"]["code"] == "VALIDATION_FAILED"
     assert body["error"]["field"] == "Content-Length"
     assert said in body["error"]["message"]
-    assert_nothing_left(database, artifact_dir)
+    assert_nothing_left(database, in_store)
 
 
+@both_stores
 def test_over_http_a_body_shorter_than_declared_never_becomes_an_artifact(
-    server: str, operator: Any, agent: Callable[..., Any], database: Database, artifact_dir: Path
+    server: str, operator: Any, agent: Callable[..., Any], database: Database, in_store: InStore
 ) -> None:
     project = work.create_project(operator.api)
     sender = RawUpload(server, agent().token, {"projectId": project, "name": "short.log"},
@@ -148,7 +150,7 @@ def test_over_http_a_body_shorter_than_declared_never_becomes_an_artifact(
                    "the short upload is forgotten")
     finally:
         sender.close()
-    wait_until(lambda: stored_files(artifact_dir) == [], "its staging file is removed")
+    wait_until(lambda: in_store() == [], "its staging file is removed")
 
 
 def test_over_http_bytes_past_the_declared_length_are_refused_and_never_stored(
@@ -179,8 +181,9 @@ def test_over_http_bytes_past_the_declared_length_are_refused_and_never_stored(
 # --- keys ------------------------------------------------------------------------------------
 
 
+@both_stores
 def test_the_same_key_with_the_same_bytes_replays_and_stores_nothing_twice(
-    server: str, operator: Any, agent: Callable[..., Any], database: Database, artifact_dir: Path
+    server: str, operator: Any, agent: Callable[..., Any], database: Database, in_store: InStore
 ) -> None:
     project = work.create_project(operator.api)
     uploader = agent()
@@ -191,7 +194,7 @@ def test_the_same_key_with_the_same_bytes_replays_and_stores_nothing_twice(
     assert again.json()["replay"] is True
     assert again.json()["artifact"] == first.json()["artifact"]
     assert fetch_value(database, "SELECT count(*) FROM artifacts") == 1
-    assert stored_files(artifact_dir) == [f"{project}/{first.json()['artifact']['id']}"]
+    assert in_store() == [f"{project}/{first.json()['artifact']['id']}"]
 
 
 def _twins(server: str, token: str, project: str, key: str) -> list[httpx.Response]:
@@ -200,8 +203,9 @@ def _twins(server: str, token: str, project: str, key: str) -> list[httpx.Respon
     ))
 
 
+@both_stores
 def test_two_identical_uploads_sent_at_once_make_one_artifact(
-    server: str, operator: Any, agent: Callable[..., Any], database: Database, artifact_dir: Path
+    server: str, operator: Any, agent: Callable[..., Any], database: Database, in_store: InStore
 ) -> None:
     """A client that retries while its first upload still streams sends a twin: both
     stream, the second to commit is a replay of the first, and its copy is removed."""
@@ -214,7 +218,7 @@ def test_two_identical_uploads_sent_at_once_make_one_artifact(
         assert first.json()["artifact"] == second.json()["artifact"]
         assert sorted([first.json()["replay"], second.json()["replay"]]) == [False, True]
     assert fetch_value(database, "SELECT count(*) FROM artifacts") == 3
-    wait_until(lambda: len(stored_files(artifact_dir)) == 3, "the twins' copies are removed")
+    wait_until(lambda: len(in_store()) == 3, "the twins' copies are removed")
 
 
 @pytest.mark.parametrize("changed", ["bytes", "metadata"])
@@ -223,7 +227,7 @@ def test_the_same_key_with_other_bytes_or_metadata_is_an_idempotency_conflict(
     operator: Any,
     agent: Callable[..., Any],
     database: Database,
-    artifact_dir: Path,
+    in_store: InStore,
     changed: str,
 ) -> None:
     project = work.create_project(operator.api)
@@ -238,7 +242,7 @@ def test_the_same_key_with_other_bytes_or_metadata_is_an_idempotency_conflict(
     assert second.status_code == 409
     assert error_of(second)["code"] == "IDEMPOTENCY_CONFLICT"
     assert fetch_value(database, "SELECT count(*) FROM artifacts") == 1
-    assert len(stored_files(artifact_dir)) == 1
+    assert len(in_store()) == 1
 
 
 def test_an_agent_session_must_key_its_uploads(
@@ -257,8 +261,9 @@ def test_an_agent_session_must_key_its_uploads(
 # --- gone, unknown, unauthenticated --------------------------------------------------------
 
 
+@both_stores
 def test_a_deleted_artifact_is_gone_with_its_reason(
-    server: str, operator: Any, agent: Callable[..., Any], artifact_dir: Path
+    server: str, operator: Any, agent: Callable[..., Any], in_store: InStore
 ) -> None:
     project = work.create_project(operator.api)
     uploader = agent()
@@ -270,7 +275,7 @@ def test_a_deleted_artifact_is_gone_with_its_reason(
     assert deleted["artifact"] == {
         "state": "DELETED", "goneReason": "it held a password", "goneBy": uploader.principal.id,
     }
-    wait_until(lambda: stored_files(artifact_dir) == [], "the bytes leave the store")
+    wait_until(lambda: in_store() == [], "the bytes leave the store")
     gone = download(server, uploader.token, artifact["id"])
     assert gone.status_code == 410
     error = error_of(gone)

@@ -10,6 +10,7 @@ import pytest
 
 from tests.support import work
 from tests.support.artifacts import download, error_of, uploaded
+from tests.support.s3 import both_stores
 from tests.web.conftest import Dashboard
 
 CONTENT = bytes(range(256)) * 4  # 1,024 bytes
@@ -29,6 +30,7 @@ def stored(server: str, operator: Any, agent: Callable[..., Any]) -> tuple[str, 
     [("bytes=0-99", 0, 100), ("bytes=1000-", 1000, 1024), ("bytes=-24", 1000, 1024),
      ("bytes=1000-5000", 1000, 1024), ("bytes=7-7", 7, 8)],
 )
+@both_stores
 def test_one_range_is_answered_206_with_its_bytes(
     server: str, stored: tuple[str, str], asked: str, start: int, end: int
 ) -> None:
@@ -42,6 +44,7 @@ def test_one_range_is_answered_206_with_its_bytes(
 
 
 @pytest.mark.parametrize("asked", ["bytes=1024-", "bytes=5000-6000", "bytes=-0"])
+@both_stores
 def test_a_range_past_the_end_is_416(server: str, stored: tuple[str, str], asked: str) -> None:
     artifact_id, token = stored
     fetched = download(server, token, artifact_id, Range=asked)

@@ -5,7 +5,6 @@ example documents under graphql/operations, run as written."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,8 +13,8 @@ from hub.storage.database import Database
 from tests.support import work
 from tests.support.artifacts import (
     ARTIFACT,
+    InStore,
     download,
-    stored_files,
     upload,
     uploaded,
     wait_until,
@@ -23,6 +22,7 @@ from tests.support.artifacts import (
 )
 from tests.support.client import Api
 from tests.support.examples import run
+from tests.support.s3 import both_stores
 from tests.support.sql import events_of
 from tests.web.conftest import Dashboard
 
@@ -83,12 +83,13 @@ def test_only_an_http_url_with_a_host_and_no_credentials_is_linked(
     assert (refused["__typename"], refused["field"]) == ("ValidationFailed", "url")
 
 
+@both_stores
 def test_the_author_or_an_operator_deletes_and_the_record_stays(
     server: str,
     operator: Any,
     agent: Callable[..., Any],
     database: Database,
-    artifact_dir: Path,
+    in_store: InStore,
 ) -> None:
     project = work.create_project(operator.api)
     author, other = agent(), agent()
@@ -107,7 +108,7 @@ def test_the_author_or_an_operator_deletes_and_the_record_stays(
     assert (by_author["sha256"], by_author["sizeBytes"]) == (mine["sha256"], 5)
     by_operator = delete(operator.api, theirs["id"], "held a secret")["artifact"]
     assert by_operator["goneBy"] == operator.id
-    wait_until(lambda: stored_files(artifact_dir) == [], "the bytes leave the store")
+    wait_until(lambda: in_store() == [], "the bytes leave the store")
 
     again = delete(author.api, mine["id"])
     assert again["__typename"] == "InvalidTransition"

@@ -5,7 +5,6 @@ here: 1 MiB a file, 4 MiB a project, 6 MiB in all (tests/artifacts/conftest.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,10 +14,10 @@ from hub.storage.database import Database
 from tests.artifacts.conftest import MAX_FILE, MAX_PROJECT, MAX_TOTAL, MIB
 from tests.support import work
 from tests.support.artifacts import (
+    InStore,
     RawUpload,
     at_once,
     error_of,
-    stored_files,
     upload,
     uploaded,
     wait_until,
@@ -43,7 +42,7 @@ def _stored_bytes(database: Database, project: str | None = None) -> int:
 
 
 def test_concurrent_uploads_never_pass_the_project_quota_together(
-    server: str, operator: Any, agent: Callable[..., Any], database: Database, artifact_dir: Path
+    server: str, operator: Any, agent: Callable[..., Any], database: Database, in_store: InStore
 ) -> None:
     project = work.create_project(operator.api)
     answers = _race(server, agent().token, project, count=10, size=MAX_FILE)
@@ -55,7 +54,7 @@ def test_concurrent_uploads_never_pass_the_project_quota_together(
         assert f"project {project}" in error_of(refused)["message"]
     assert _stored_bytes(database, project) == MAX_PROJECT
     assert fetch_value(database, "SELECT count(*) FROM artifacts WHERE state <> 'AVAILABLE'") == 0
-    assert len(stored_files(artifact_dir)) == MAX_PROJECT // MAX_FILE
+    assert len(in_store()) == MAX_PROJECT // MAX_FILE
 
 
 def test_concurrent_uploads_in_two_projects_never_pass_the_deployment_quota(

@@ -1,8 +1,8 @@
 """Scenario 24, uploads (docs/scenarios.md): a file over the per-file quota is refused
 while streaming; an interrupted upload is never downloadable; a client file name such as
 `../../etc/passwd` is only a display name; an HTML upload previews as escaped text and
-downloads as an attachment. Against a real server, on both databases, with the
-filesystem store; the quotas are small (tests/artifacts/conftest.py)."""
+downloads as an attachment. Against a real server, on both databases and both
+stores (the filesystem, and S3); the quotas are small (tests/artifacts/conftest.py)."""
 
 from __future__ import annotations
 
@@ -14,23 +14,27 @@ from hub.storage.database import Database
 from tests.artifacts.conftest import MAX_FILE
 from tests.support import work
 from tests.support.artifacts import (
+    InStore,
     RawUpload,
     assert_nothing_left,
     download,
     error_of,
-    stored_files,
     upload,
     uploaded,
     wait_until,
 )
+from tests.support.s3 import both_stores
 from tests.support.sql import fetch_all, fetch_value
 from tests.web.conftest import Dashboard
+
+# Scenario 24 holds on either store.
+pytestmark = both_stores
 
 PIECE = 64 * 1024
 
 
 def test_a_file_declared_over_the_per_file_quota_is_refused_before_a_byte_is_read(
-    server: str, operator: Any, agent: Callable[..., Any], database: Database, artifact_dir: Path
+    server: str, operator: Any, agent: Callable[..., Any], database: Database, in_store: InStore
 ) -> None:
     project = work.create_project(operator.api)
     sender = RawUpload(
@@ -45,11 +49,11 @@ def test_a_file_declared_over_the_per_file_quota_is_refused_before_a_byte_is_rea
         sender.close()
     assert answer.status == 413
     assert b'"QUOTA_EXCEEDED"' in answer.body
-    assert_nothing_left(database, artifact_dir)
+    assert_nothing_left(database, in_store)
 
 
 def test_a_file_that_grows_past_the_per_file_quota_is_cut_off_while_streaming(
-    server: str, operator: Any, agent: Callable[..., Any], database: Database, artifact_dir: Path
+    server: str, operator: Any, agent: Callable[..., Any], database: Database, in_store: InStore
 ) -> None:
     project = work.create_project(operator.api)
     # No Content-Length (chunked): only the count of what arrives can stop it.
@@ -66,11 +70,11 @@ def test_a_file_that_grows_past_the_per_file_quota_is_cut_off_while_streaming(
         sender.close()
     assert answer.status == 413, answer
     assert b'"QUOTA_EXCEEDED"' in answer.body
-    assert_nothing_left(database, artifact_dir)
+    assert_nothing_left(database, in_store)
 
 
 def test_an_interrupted_upload_is_never_downloadable_and_leaves_nothing(
-    server: str, operator: Any, agent: Callable[..., Any], database: Database, artifact_dir: Path
+    server: str, operator: Any, agent: Callable[..., Any], database: Database, in_store: InStore
 ) -> None:
     project = work.create_project(operator.api)
     uploader = agent()
@@ -83,7 +87,7 @@ def test_an_interrupted_upload_is_never_downloadable_and_leaves_nothing(
     def streaming() -> bool:
         staged[:] = fetch_all(database, "SELECT id, state FROM artifacts")
         return bool(staged) and any(path.startswith(".staging/")
-                                    for path in stored_files(artifact_dir))
+                                    for path in in_store())
 
     try:
         sender.send(b"y" * (4 * PIECE))
@@ -99,14 +103,14 @@ def test_an_interrupted_upload_is_never_downloadable_and_leaves_nothing(
         lambda: fetch_value(database, "SELECT count(*) FROM artifacts") == 0,
         "the interrupted upload is forgotten",
     )
-    wait_until(lambda: stored_files(artifact_dir) == [], "its staging file is removed")
+    wait_until(lambda: in_store() == [], "its staging file is removed")
     gone = download(server, uploader.token, row["id"])
     assert gone.status_code == 404
     assert error_of(gone)["code"] == "NOT_FOUND"
 
 
 def test_a_client_file_name_is_only_a_display_name(
-    server: str, operator: Any, agent: Callable[..., Any], tmp_path: Path, artifact_dir: Path
+    server: str, operator: Any, agent: Callable[..., Any], tmp_path: Path, in_store: InStore
 ) -> None:
     project = work.create_project(operator.api)
     uploader = agent()
@@ -116,7 +120,7 @@ def test_a_client_file_name_is_only_a_display_name(
     )
     assert artifact["name"] == "../../etc/passwd"
     # The bytes are where hub put them, under names it generated, and nowhere else.
-    assert stored_files(artifact_dir) == [f"{project}/{artifact['id']}"]
+    assert in_store() == [f"{project}/{artifact['id']}"]
     assert not [path for path in tmp_path.rglob("*passwd*")]
     fetched = download(server, uploader.token, artifact["id"])
     assert fetched.content == b"root:x:0:0\n"

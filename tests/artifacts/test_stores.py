@@ -17,7 +17,7 @@ import pytest
 
 from hub.artifacts._s3 import S3Store
 from hub.artifacts._store import CHUNK_BYTES, STAGING_DIR, FilesystemStore, Store
-from tests.support.s3 import S3Server
+from tests.support.s3 import S3Server, both_stores
 
 
 def stage(root: Path, data: bytes) -> Path:
@@ -40,6 +40,7 @@ def root(tmp_path: Path) -> Path:
     return tmp_path / "artifacts"
 
 
+@both_stores
 def test_put_then_read_whole_and_by_ranges(store: Store, root: Path) -> None:
     data = os.urandom(2 * CHUNK_BYTES + 123)
     staged = stage(root, data)
@@ -62,6 +63,7 @@ def test_put_then_read_whole_and_by_ranges(store: Store, root: Path) -> None:
         assert read(store, "prj_1/art_1", start, end) == b"", (start, end)
 
 
+@both_stores
 def test_a_zero_byte_object(store: Store, root: Path) -> None:
     store.put("prj_1/empty", stage(root, b""))
     assert store.size("prj_1/empty") == 0
@@ -70,6 +72,7 @@ def test_a_zero_byte_object(store: Store, root: Path) -> None:
     assert [(o.key, o.size) for o in store.objects()] == [("prj_1/empty", 0)]
 
 
+@both_stores
 def test_delete_then_the_object_is_gone(store: Store, root: Path) -> None:
     store.put("prj_1/art_1", stage(root, b"bytes"))
     store.delete("prj_1/art_1")
@@ -82,6 +85,7 @@ def test_delete_then_the_object_is_gone(store: Store, root: Path) -> None:
     assert list(store.objects()) == []
 
 
+@both_stores
 def test_objects_lists_exactly_what_was_put(store: Store, root: Path) -> None:
     store.put("prj_1/art_1", stage(root, b"one"))
     store.put("prj_2/art_2", stage(root, b"second"))
@@ -92,6 +96,7 @@ def test_objects_lists_exactly_what_was_put(store: Store, root: Path) -> None:
     assert leftover.exists()
 
 
+@both_stores
 def test_keys_outside_the_store_are_not_listed(
     store: Store, root: Path, tmp_path: Path, artifact_store: str, request: pytest.FixtureRequest
 ) -> None:
@@ -119,6 +124,7 @@ def test_keys_outside_the_store_are_not_listed(
     assert [o.key for o in store.objects()] == ["prj_1/art_1"]
 
 
+@both_stores
 def test_twenty_mib_round_trip_with_flat_memory(store: Store, root: Path) -> None:
     size = 20 * 1024 * 1024
     staging = root / STAGING_DIR
@@ -150,6 +156,7 @@ def test_twenty_mib_round_trip_with_flat_memory(store: Store, root: Path) -> Non
     assert peak < size // 4, f"peak {peak} bytes for a {size}-byte object"
 
 
+@both_stores
 def test_a_failed_put_raises_and_keeps_the_staging_file(
     root: Path, tmp_path: Path, artifact_store: str, request: pytest.FixtureRequest
 ) -> None:
@@ -191,6 +198,7 @@ def test_an_unreachable_s3_server_keeps_the_staging_file(root: Path) -> None:
 
 
 @pytest.mark.parametrize("key", ["", "/etc/passwd", "../outside", "prj_1/../../outside"])
+@both_stores
 def test_keys_that_could_leave_the_store_are_refused(store: Store, root: Path, key: str) -> None:
     staged = stage(root, b"x")
     with pytest.raises(ValueError, match="not a storage key"):
@@ -204,6 +212,7 @@ def test_keys_that_could_leave_the_store_are_refused(store: Store, root: Path, k
         store.delete(key)
 
 
+@both_stores
 def test_threads_share_one_store(store: Store, root: Path) -> None:
     """Uploads and downloads run in worker threads, all on the runtime's one store."""
     payloads = {f"prj_1/art_{n}": os.urandom(1000 + n) for n in range(16)}

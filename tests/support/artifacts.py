@@ -15,9 +15,13 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
+import pytest
 
+from hub.artifacts.service import STAGING_DIR, Store
+from hub.settings import Settings
 from hub.storage.database import Database
 from tests.support import jobs, work
+from tests.support.cli import HubCli, hub_cli
 from tests.support.client import Api
 from tests.support.sql import fetch_value
 from tests.support.work import key
@@ -76,18 +80,23 @@ def error_of(response: httpx.Response) -> dict[str, Any]:
     return error
 
 
-def stored_files(artifact_dir: Path) -> list[str]:
-    """Every file under the artifact directory (staging included), relative."""
-    if not artifact_dir.exists():
-        return []
-    return sorted(p.relative_to(artifact_dir).as_posix() for p in artifact_dir.rglob("*")
-                  if p.is_file())
+# What a test's store keeps now (the `in_store` fixture of tests/artifacts/conftest.py).
+InStore = Callable[[], list[str]]
 
 
-def assert_nothing_left(database: Database, artifact_dir: Path) -> None:
-    """No artifact record and no file, staged or stored."""
+def kept(store: Store, artifact_dir: Path) -> list[str]:
+    """Everything kept of artifacts: the store's objects by key, and the staging files
+    under the artifact directory (`.staging/…`), whichever the store."""
+    staging = artifact_dir / STAGING_DIR
+    staged = [f"{STAGING_DIR}/{path.name}" for path in staging.iterdir()] \
+        if staging.is_dir() else []
+    return sorted([stored.key for stored in store.objects()] + staged)
+
+
+def assert_nothing_left(database: Database, in_store: InStore) -> None:
+    """No artifact record, and nothing kept, staged or stored."""
     assert fetch_value(database, "SELECT count(*) FROM artifacts") == 0
-    assert stored_files(artifact_dir) == []
+    assert in_store() == []
 
 
 def working_job(operator: Api, worker: Api, project: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -129,6 +138,50 @@ def wait_until(condition: Callable[[], bool], what: str, seconds: float = 15) ->
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting until {what}")
         time.sleep(0.02)
+
+
+def cli_for(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    settings: Settings,
+    store_settings: dict[str, Any],
+) -> HubCli:
+    """`hub …` configured like the test's server: its database, artifact directory and
+    store, in the environment."""
+    cli = hub_cli(monkeypatch, tmp_path, settings.database_url)
+    monkeypatch.setenv("HUB_ARTIFACT_DIR", str(settings.artifact_dir))
+    for name, value in store_settings.items():
+        monkeypatch.setenv(f"HUB_{name.upper()}", str(value))
+    return cli
+
+
+_STATE = "query($id: ID!) { artifact(id: $id) { state goneAt goneReason goneBy expiresAt } }"
+
+
+def state_of(api: Api, artifact_id: str) -> dict[str, Any]:
+    """Where an artifact stands, as the API reports it."""
+    found: dict[str, Any] = api(_STATE, id=artifact_id)["artifact"]
+    return found
+
+
+class HeldStore:
+    """The runtime's store, whose removals wait until the test lets them go (or fail)."""
+
+    def __init__(self, inner: Store, *, fail: bool = False) -> None:
+        self.inner = inner
+        self.fail = fail
+        self.entered = threading.Event()
+        self.released = threading.Event()
+
+    def delete(self, key: str) -> None:
+        self.entered.set()
+        self.released.wait(timeout=30)
+        if self.fail:
+            raise OSError("the store refused the removal")
+        self.inner.delete(key)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
 # --- a raw HTTP/1.1 client ----------------------------------------------------------------

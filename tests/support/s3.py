@@ -13,7 +13,9 @@ Fixtures:
 - `store_settings`: the `Settings` fields that select that store (empty for the
   filesystem; endpoint, bucket, prefix `hub` and credentials for S3), to pass to
   `runtime_settings(..., **store_settings)`;
-- `store`: the `Store` those settings make (`store_for`), files under `tmp_path`.
+- `store`: the `Store` those settings make (`store_for`), files under `tmp_path`;
+- `both_stores`: a mark that runs a test on both stores, where a conftest makes the
+  filesystem the default (tests/artifacts/conftest.py).
 """
 
 from __future__ import annotations
@@ -153,6 +155,9 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
 @pytest.fixture
 def s3_bucket(s3_server: S3Server) -> str:
     return s3_server.create_bucket()
+
+
+both_stores = pytest.mark.parametrize("artifact_store", ["filesystem", "s3"], indirect=True)
 
 
 @pytest.fixture(params=["filesystem", "s3"])

@@ -3,8 +3,11 @@ a text file as text (the dashboard's preview)."""
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from hub.artifacts._rows import find, require_present, show
 from hub.artifacts._store import Store
+from hub.artifacts.tables import Artifact
 from hub.artifacts.views import Preview, StoredFile
 from hub.artifacts.vocabulary import ArtifactKind, ArtifactState
 from hub.errors import InvalidTransition, NotFound
@@ -21,6 +24,23 @@ def stored_file(uow: UnitOfWork, artifact_id: str) -> StoredFile:
     if row.state == ArtifactState.STAGED or row.kind != ArtifactKind.FILE:
         raise NotFound("downloadable artifact", artifact_id)
     require_present(row)
+    return _stored(row)
+
+
+def available_files(
+    uow: UnitOfWork, *, after: str | None = None, limit: int = 500
+) -> list[StoredFile]:
+    """The available files, in id order, a page at a time (what a backup copies)."""
+    query = select(Artifact).where(
+        Artifact.kind == ArtifactKind.FILE, Artifact.state == ArtifactState.AVAILABLE
+    )
+    if after is not None:
+        query = query.where(Artifact.id > after)
+    rows = uow.session.scalars(query.order_by(Artifact.id).limit(limit))
+    return [_stored(row) for row in rows]
+
+
+def _stored(row: Artifact) -> StoredFile:
     assert row.storage_key is not None and row.size_bytes is not None
     return StoredFile(show(row), row.storage_key, row.size_bytes)
 

@@ -68,13 +68,19 @@ def clean_metadata(uow: UnitOfWork, actor: Actor, request: Description) -> Metad
     )
 
 
-def expiry(settings: Settings, retention: RetentionClass, since: datetime) -> datetime | None:
-    """When an artifact kept `since` expires: logs and reports after their retention
-    (settings), evidence-linked artifacts never by time (they go with their evidence)."""
-    seconds = {
+def retention_seconds(settings: Settings, retention: RetentionClass) -> int | None:
+    """How long an artifact of a retention class is kept: logs and reports for their
+    retention (settings), evidence-linked artifacts not by time (they go with their
+    evidence)."""
+    return {
         RetentionClass.LOG: settings.artifact_log_retention_seconds,
         RetentionClass.REPORT: settings.artifact_report_retention_seconds,
     }.get(retention)
+
+
+def expiry(settings: Settings, retention: RetentionClass, since: datetime) -> datetime | None:
+    """When an artifact kept `since` expires (`retention_seconds`), if ever."""
+    seconds = retention_seconds(settings, retention)
     return None if seconds is None else since + timedelta(seconds=seconds)
 
 

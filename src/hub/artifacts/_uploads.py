@@ -42,6 +42,7 @@ from sqlalchemy import delete, text
 from hub.artifacts._intake import Intake, Received
 from hub.artifacts._media import disagrees
 from hub.artifacts._records import Description, clean_metadata, expiry, new_artifact
+from hub.artifacts._removals import remove_objects
 from hub.artifacts._rows import get_artifact, show, usage
 from hub.artifacts._store import STAGING_DIR, Store
 from hub.artifacts.errors import FileTooLarge, StorageQuotaExceeded
@@ -282,7 +283,7 @@ async def receive_upload(
         raise
     if answer.replay and stored and upload.storage_key is not None:
         # A twin's bytes were committed first; these are a copy nothing points at.
-        await asyncio.to_thread(_remove, store, upload.storage_key)
+        await asyncio.to_thread(remove_objects, store, [upload.storage_key])
     return answer
 
 
@@ -312,14 +313,7 @@ async def _undo(
     intake.discard()
     try:
         if stored and upload.storage_key is not None:
-            await asyncio.to_thread(_remove, store, upload.storage_key)
+            await asyncio.to_thread(remove_objects, store, [upload.storage_key])
         await write(lambda uow: release_upload(uow, upload))
     except Exception:
         log.exception("could not release the failed upload %s", upload.artifact_id)
-
-
-def _remove(store: Store, key: str) -> None:
-    try:
-        store.delete(key)
-    except Exception:
-        log.exception("could not remove the stored object %s", key)

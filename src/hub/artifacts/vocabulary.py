@@ -22,7 +22,9 @@ class ArtifactState(StrEnum):
     STAGED = "STAGED"  # an upload in progress: its bytes are reserved, not yet stored
     AVAILABLE = "AVAILABLE"
     DELETED = "DELETED"  # removed by its author or an operator, with a reason
-    EXPIRED = "EXPIRED"  # its retention ran out
+    # Its retention ran out; or the reconciliation found its upload abandoned or its
+    # bytes missing (the reason says which).
+    EXPIRED = "EXPIRED"
 
 
 class RetentionClass(StrEnum):
@@ -40,6 +42,7 @@ class ArtifactEvent(StrEnum):
     ARTIFACT_UPLOADED = "artifact.uploaded"
     ARTIFACT_LINKED = "artifact.linked"
     ARTIFACT_DELETED = "artifact.deleted"
+    ARTIFACT_EXPIRED = "artifact.expired"
 
 
 # The states whose bytes count toward a quota: reserved by an upload, or stored.

@@ -16,12 +16,15 @@ strawberry.enum(
 strawberry.enum(
     ArtifactState,
     description="Only an AVAILABLE file is downloaded. STAGED: an upload in progress. A "
-    "DELETED or EXPIRED artifact keeps its record, with the reason, after its bytes are gone.",
+    "DELETED or EXPIRED artifact keeps its record, with the reason, after its bytes are gone. "
+    "EXPIRED: its retention ran out, or the reconciliation found its upload abandoned or its "
+    "bytes missing (the reason says which).",
 )
 strawberry.enum(
     RetentionClass,
     description="How long an artifact is kept: LOG 30 days, REPORT 180 days (deployment "
-    "settings), EVIDENCE while its evidence exists.",
+    "settings), EVIDENCE while its evidence exists (evidence is never deleted today, so "
+    "EVIDENCE artifacts do not expire by time).",
 )
 
 __all__ = ["ArtifactKind", "ArtifactState", "RetentionClass"]
