@@ -3,14 +3,16 @@ staging file under a generated name.
 
 Counting happens as each piece arrives (`count`), before it is kept, so a body that
 grows past the per-file limit, or past the length it declared, is cut off there; the
-writing and hashing (`write`) run off the event loop, in batches. Memory holds one
-batch and the first bytes (for sniffing), whatever the size of the file.
+hashing (`hash`) and the writing (`write`) run off the event loop, in batches, each in
+its own thread beside the other. Memory holds two batches (one kept while the next
+arrives) and the first bytes (for sniffing), whatever the size of the file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -56,13 +58,19 @@ class Intake:
         if self.declared_size is not None and self.counted > self.declared_size:
             raise LengthMismatch(self.declared_size, "carried more")
 
-    def write(self, data: bytes) -> None:
-        """Keep bytes already counted (blocking: off the event loop)."""
-        self._digest.update(data)
-        if len(self._head) < SNIFF_BYTES:
-            self._head += data[: SNIFF_BYTES - len(self._head)]
+    def hash(self, pieces: Sequence[bytes]) -> None:
+        """Hash pieces already counted, and keep the first bytes for sniffing (blocking:
+        off the event loop; `write` may run beside it, on the same pieces)."""
+        for piece in pieces:
+            self._digest.update(piece)
+            if len(self._head) < SNIFF_BYTES:
+                self._head += piece[: SNIFF_BYTES - len(self._head)]
+
+    def write(self, pieces: Sequence[bytes]) -> None:
+        """Write pieces already counted to the staging file (blocking: off the event
+        loop; `hash` may run beside it, on the same pieces)."""
         if self._file is not None:
-            self._file.write(data)
+            self._file.writelines(pieces)
 
     def finish(self) -> Received:
         """The body ended: check its length, make the staging file durable (blocking)."""

@@ -72,7 +72,8 @@ log = logging.getLogger("hub.artifacts")
 
 T = TypeVar("T")
 UPLOAD = ArtifactOperation.UPLOAD
-# Bytes written to the staging file at a time (and the most an upload holds in memory).
+# Bytes hashed and written at a time (an upload holds two batches in memory at most: one
+# being kept, the next arriving).
 BATCH_BYTES = 1024 * 1024
 # Held by `accept_upload` on PostgreSQL: every reservation is decided one at a time.
 _QUOTA_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended('hub:artifact-quota', 0))")
@@ -288,17 +289,39 @@ async def receive_upload(
 
 
 async def _stream(intake: Intake, body: AsyncIterator[bytes]) -> None:
+    """Count each piece as it arrives and keep the pieces a batch at a time, one batch
+    kept while the next arrives: receiving, hashing and writing each take about as
+    long, and one after the other an upload would take all three."""
     batch: list[bytes] = []
     batched = 0
-    async for chunk in body:
-        intake.count(len(chunk))
-        batch.append(chunk)
-        batched += len(chunk)
-        if batched >= BATCH_BYTES:
-            await asyncio.to_thread(intake.write, b"".join(batch))
-            batch, batched = [], 0
-    if batch:
-        await asyncio.to_thread(intake.write, b"".join(batch))
+    keeping: asyncio.Future[tuple[None, None]] | None = None
+    try:
+        async for chunk in body:
+            intake.count(len(chunk))
+            batch.append(chunk)
+            batched += len(chunk)
+            if batched >= BATCH_BYTES:
+                if keeping is not None:
+                    await keeping
+                keeping = _keep(intake, batch)
+                batch, batched = [], 0
+        if keeping is not None:
+            await keeping
+        if batch:
+            await _keep(intake, batch)
+    finally:
+        if keeping is not None and not keeping.done():
+            # Refused mid-body: the batch being kept ends before the staging file goes.
+            await asyncio.wait({keeping})
+            if not keeping.cancelled():
+                keeping.exception()  # retrieved: the error being raised says what failed
+
+
+def _keep(intake: Intake, batch: list[bytes]) -> asyncio.Future[tuple[None, None]]:
+    """Hash and write a batch, each in a thread of its own (both release the GIL)."""
+    return asyncio.gather(
+        asyncio.to_thread(intake.hash, batch), asyncio.to_thread(intake.write, batch)
+    )
 
 
 async def _undo(
