@@ -178,9 +178,16 @@ def _tree_cpu_seconds(pid: int) -> float:
 
 @contextmanager
 def served(
-    scratch: Scratch, *, workers: int, synchronous: str, pool_size: int, wrapper: str
+    scratch: Scratch,
+    *,
+    workers: int,
+    synchronous: str,
+    pool_size: int,
+    wrapper: str,
+    settings: dict[str, str] | None = None,
 ) -> Iterator[Server]:
-    """`hub serve`'s app in its own uvicorn process (access log off, as under load)."""
+    """`hub serve`'s app in its own uvicorn process (access log off, as under load);
+    `settings`: more HUB_* variables of its environment."""
     port = free_port()
     env = {
         **os.environ,
@@ -191,6 +198,7 @@ def served(
         "HUB_SECRET_KEY": "bench-secret-key-0123456789abcdef",
         "HUB_VAR_DIR": str(scratch.folder / "var"),
         "HUB_ARTIFACT_DIR": str(scratch.folder / "artifacts"),
+        **(settings or {}),
     }
     command = [
         *shlex.split(wrapper),

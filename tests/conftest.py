@@ -4,6 +4,8 @@ Every storage-touching test runs on SQLite and on PostgreSQL (the `backend` para
 PostgreSQL: `HUB_TEST_DATABASE_URL` makes it mandatory (CI sets it); without it a run
 tries 127.0.0.1:5432 and skips the PostgreSQL half, saying so, if nothing answers.
 Each PostgreSQL test gets its own schema; each SQLite test its own file.
+The artifact stores likewise: `store` runs a test on the filesystem and on S3, against a
+real S3-compatible server the suite starts (tests/support/s3.py, registered below).
 
 Tiers. Every test is marked at collection (`pytest_collection_modifyitems`) with what it
 needs, so that `make check` runs a fast tier (`CHECK_MARKERS` in the Makefile) and
@@ -12,6 +14,7 @@ needs, so that `make check` runs a fast tier (`CHECK_MARKERS` in the Makefile) a
   `operator`, `agent`, `start_session`, the dashboard and browser fixtures build on), or
   by hand where a test serves its own runtime;
 - `postgresql`: the PostgreSQL half of a `backend`-parametrised test;
+- `s3`: the S3 half of an `artifact_store`-parametrised test (tests/support/s3.py);
 - `scenario`: a module of `SCENARIO_MODULES`, the end-to-end proofs of the scenarios in
   docs/scenarios.md; `make check` runs them on SQLite although they start a server;
 - `browser` and `slow` are set by hand where a test drives Chromium or takes more than a
@@ -41,6 +44,10 @@ from hub.storage.database import Database
 from hub.tables import metadata
 from tests.support.client import Api
 from tests.support.server import serve
+
+# The S3 server and the store fixtures: `s3_server`, `s3_bucket`, `artifact_store`,
+# `store_settings`, `store`.
+pytest_plugins = ["tests.support.s3"]
 
 DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 PG_URL = os.environ.get("HUB_TEST_DATABASE_URL") or DEFAULT_PG_URL
@@ -78,7 +85,7 @@ def pytest_report_header() -> str:
     return f"hub: PostgreSQL half {state}, {PG_URL} {reach}"
 
 
-# The first module named for each of scenarios 1-23 in docs/scenarios.md.
+# The first module named for each of scenarios 1-24 in docs/scenarios.md.
 SCENARIO_MODULES = (
     "tests/work/test_ownership.py",
     "tests/work/test_retries.py",
@@ -87,6 +94,7 @@ SCENARIO_MODULES = (
     "tests/jobs/test_jobs.py",
     "tests/resources/test_reservations.py",
     "tests/knowledge/test_scenarios.py",
+    "tests/artifacts/test_scenario_uploads.py",
 )
 
 
@@ -214,8 +222,9 @@ def settings(test_database: TestDatabase, tmp_path: Path) -> Settings:
     return runtime_settings(test_database.url, tmp_path)
 
 
-def runtime_settings(database_url: str, tmp_path: Path) -> Settings:
-    """The settings of a test's runtime on `database_url`, its files under `tmp_path`."""
+def runtime_settings(database_url: str, tmp_path: Path, **overrides: Any) -> Settings:
+    """The settings of a test's runtime on `database_url`, its files under `tmp_path`;
+    `overrides` adds fields (`store_settings`, to run on the S3 store)."""
     return Settings(
         database_url=database_url,
         artifact_dir=tmp_path / "artifacts",
@@ -227,6 +236,7 @@ def runtime_settings(database_url: str, tmp_path: Path) -> Settings:
         # Every problem a mutation answers is one its result union lists (hub.errors.raises).
         strict_problems=True,
         _env_file=None,  # type: ignore[call-arg]
+        **overrides,
     )
 
 

@@ -14,6 +14,7 @@ import hub
 
 DOMAIN = (
     "identity", "projects", "work", "review", "integration", "jobs", "resources", "knowledge",
+    "artifacts",
 )
 FACE = {"__init__", "service", "views", "errors", "vocabulary", "tables"}
 REQUIRED = {"__init__", "service", "views", "errors", "tables"}

@@ -1,4 +1,5 @@
-"""The ASGI application: GraphQL, the dashboard, health, readiness and metrics."""
+"""The ASGI application: GraphQL, artifact uploads and downloads, the dashboard, health,
+readiness and metrics."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
+from hub.api.artifacts.upload import upload_route
 from hub.api.http import HubGraphQL
-from hub.maintenance import periodic_pruning
+from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.runtime import Runtime
 from hub.storage import migrations
@@ -49,7 +51,7 @@ def create_app(runtime: Runtime) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
-            await stack.enter_async_context(periodic_pruning(runtime))
+            await stack.enter_async_context(periodic_maintenance(runtime))
             for background in runtime.background_tasks():
                 await stack.enter_async_context(background)
             yield
@@ -61,6 +63,7 @@ def create_app(runtime: Runtime) -> Starlette:
             Route("/metrics", metrics),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+            upload_route(runtime),
             *web_routes(runtime),
             *web_mounts(runtime),
         ],

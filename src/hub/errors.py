@@ -26,9 +26,9 @@ its code); the mutation's result union lists exactly those problems.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,10 +56,16 @@ class ProblemCode(StrEnum):
 
 class HubError(Exception):
     code: ProblemCode = ProblemCode.HUB_ERROR
+    # The status of an HTTP answer carrying it, where not its code's (`HTTP_STATUS`).
+    http_status: int | None = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def details(self) -> dict[str, object]:
+        """What a JSON answer carries beside `code` and `message` (`http_problem`)."""
+        return {}
 
 
 class NotFound(HubError):
@@ -69,6 +75,9 @@ class NotFound(HubError):
         super().__init__(f"{what} {ident!r} does not exist")
         self.what = what
         self.ident = ident
+
+    def details(self) -> dict[str, object]:
+        return {"what": self.what}
 
 
 class PermissionDenied(HubError):
@@ -110,6 +119,9 @@ class ValidationFailed(HubError):
         super().__init__(f"{field}: {message}")
         self.field = field
 
+    def details(self) -> dict[str, object]:
+        return {"field": self.field}
+
 
 class QuotaExceeded(HubError):
     code = ProblemCode.QUOTA_EXCEEDED
@@ -122,6 +134,9 @@ class Blocked(HubError):
         super().__init__(message)
         self.blockers = list(blockers)
 
+    def details(self) -> dict[str, object]:
+        return {"blockers": self.blockers}
+
 
 class Unauthenticated(Exception):
     """No valid credential: missing, unknown, revoked, or of the wrong kind."""
@@ -129,6 +144,30 @@ class Unauthenticated(Exception):
     def __init__(self, message: str = "a valid bearer token is required") -> None:
         super().__init__(message)
         self.message = message
+
+
+# The routes that answer plain HTTP rather than GraphQL (uploads and downloads of
+# artifacts) answer a problem with this status and `{"error": {"code", "message", …}}`.
+HTTP_STATUS: Final[Mapping[ProblemCode, int]] = {
+    ProblemCode.VALIDATION_FAILED: 400,
+    ProblemCode.UNAUTHENTICATED: 401,
+    ProblemCode.PERMISSION_DENIED: 403,
+    ProblemCode.NOT_FOUND: 404,
+    ProblemCode.QUOTA_EXCEEDED: 413,
+    ProblemCode.HUB_ERROR: 500,
+}
+# Any other problem: the request conflicts with the state of what it names.
+_CONFLICT_STATUS = 409
+
+
+def http_problem(error: HubError | Unauthenticated) -> tuple[int, dict[str, Any]]:
+    """The status and JSON body an HTTP route answers a refusal with."""
+    if isinstance(error, Unauthenticated):
+        code, status, details = ProblemCode.UNAUTHENTICATED, 401, {}
+    else:
+        code, details = error.code, error.details()
+        status = error.http_status or HTTP_STATUS.get(code, _CONFLICT_STATUS)
+    return status, {"error": {"code": str(code), "message": error.message, **details}}
 
 
 _DECLARED = "__hub_raises__"

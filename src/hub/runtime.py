@@ -1,4 +1,5 @@
-"""The running service's wiring: settings, database, clock and the event signal.
+"""The running service's wiring: settings, database, clock, artifact store and the
+event signal.
 
 `Runtime.write` and `Runtime.read` are where every operation gets its one
 transaction; the API, the web layer and the CLI all go through them.
@@ -16,6 +17,7 @@ from typing import TypeVar, cast
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from hub.artifacts.service import Store, store_for
 from hub.clock import Clock, SystemClock
 from hub.errors import Conflict
 from hub.events.feed import EventSignal
@@ -42,6 +44,7 @@ class Runtime:
         *,
         database: Database | None = None,
         clock: Clock | None = None,
+        store: Store | None = None,
     ) -> None:
         self.settings = settings
         self.database = database or Database(
@@ -51,6 +54,8 @@ class Runtime:
             pool_size=settings.database_pool_size,
         )
         self.clock: Clock = clock or SystemClock()
+        # Where artifact bytes live (`artifacts.store_for`: the filesystem by default).
+        self.store: Store = store if store is not None else store_for(settings)
         # SQLite has one writer at a time: requests' writes go to one thread that commits
         # them in groups (one fsync per group). PostgreSQL writes run side by side.
         self._group_writer = (

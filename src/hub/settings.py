@@ -21,6 +21,8 @@ from sqlalchemy.exc import ArgumentError
 LEASE_SECONDS_RANGE = (30, 7 * 24 * 3600)
 HEARTBEAT_SECONDS_RANGE = (5, 24 * 3600)
 WATCH_WINDOW_SECONDS_RANGE = (60, 7 * 24 * 3600)
+MIB = 1024 * 1024
+GIB = 1024 * MIB
 
 
 class SettingsError(Exception):
@@ -40,6 +42,20 @@ class Settings(BaseSettings):
     sqlite_busy_timeout_ms: int = Field(default=5000, ge=0, le=600_000)
     database_pool_size: int = Field(default=20, ge=1, le=500)
     artifact_dir: Path = Path("artifacts")
+    # Where artifact bytes are kept (docs/architecture.md, "Storage"). Uploads are staged
+    # under `artifact_dir` whichever store is selected.
+    artifact_store: Literal["filesystem", "s3"] = "filesystem"
+    # Any S3-compatible endpoint; None means AWS itself (region from `s3_region`).
+    s3_endpoint_url: str | None = None
+    # Checked even when left unset, so that selecting s3 without a bucket stops the start.
+    s3_bucket: str | None = Field(default=None, validate_default=True)
+    s3_region: str = "us-east-1"
+    # Objects are kept under `<prefix>/<project id>/<artifact id>`; empty: at the top.
+    s3_prefix: str = ""
+    # Both or neither: without them the usual AWS environment and instance credentials
+    # apply.
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: SecretStr | None = Field(default=None, validate_default=True)
     var_dir: Path = Path("var")
     secret_key: SecretStr | None = None
 
@@ -74,6 +90,17 @@ class Settings(BaseSettings):
     # that its credential still holds; a revoked one ends the stream within this time.
     credential_recheck_seconds: float = Field(default=5.0, gt=0, le=300)
 
+    # Artifacts (docs/design.md, "Artifacts"): quotas checked before an upload is read and
+    # enforced while it streams; retention by class; how long an upload may stay staged
+    # before its reservation stops counting (and its staging file counts as an orphan).
+    # At most 2 GiB - 1: sizes are GraphQL Ints (32 bits).
+    artifact_max_file_bytes: int = Field(default=64 * MIB, ge=0, le=2**31 - 1)
+    artifact_max_project_bytes: int = Field(default=2 * GIB, ge=0)
+    artifact_max_total_bytes: int = Field(default=20 * GIB, ge=0)
+    artifact_log_retention_seconds: int = Field(default=30 * 86400, ge=3600)
+    artifact_report_retention_seconds: int = Field(default=180 * 86400, ge=3600)
+    artifact_staging_grace_seconds: int = Field(default=3600, ge=60)
+
     # Dashboard sign-ins (docs/architecture.md, "The dashboard"). A working day at most;
     # an hour without a request signs the browser out: long enough to read a submission
     # and write findings, short enough that an unattended browser does not stay open.
@@ -100,6 +127,35 @@ class Settings(BaseSettings):
         if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
             # Each pooled connection would get its own empty in-memory database.
             raise ValueError("must name a SQLite file, e.g. sqlite:///var/hub.db")
+        return value
+
+    @field_validator("s3_endpoint_url")
+    @classmethod
+    def _http_endpoint(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("s3_bucket")
+    @classmethod
+    def _bucket_for_s3(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if not value and info.data.get("artifact_store") == "s3":
+            raise ValueError("must be set when HUB_ARTIFACT_STORE is s3")
+        return value or None
+
+    @field_validator("s3_prefix")
+    @classmethod
+    def _plain_prefix(cls, value: str) -> str:
+        prefix = value.strip("/")
+        if ".." in prefix.split("/") or "//" in prefix:
+            raise ValueError("must be a plain path such as hub/artifacts")
+        return prefix
+
+    @field_validator("s3_secret_access_key")
+    @classmethod
+    def _key_pair(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        if (value is None) != (info.data.get("s3_access_key_id") is None):
+            raise ValueError("must be set together with HUB_S3_ACCESS_KEY_ID, or neither")
         return value
 
     # A field validator rather than a model validator, so the error names the setting

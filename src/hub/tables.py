@@ -4,6 +4,7 @@ Alembic's env, `create_all` in tests and the drift check import this module; the
 modules themselves never import each other's tables.
 """
 
+from hub.artifacts import tables as artifacts_tables
 from hub.events import tables as events_tables
 from hub.idempotency import tables as idempotency_tables
 from hub.identity import tables as identity_tables
@@ -19,6 +20,7 @@ from hub.work import tables as work_tables
 metadata = Base.metadata
 
 __all__ = [
+    "artifacts_tables",
     "events_tables",
     "idempotency_tables",
     "identity_tables",

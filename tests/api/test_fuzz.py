@@ -45,6 +45,7 @@ from schemathesis.graphql import nodes
 
 from hub.api.extensions import NUL_REFUSED
 from hub.api.schema import export_sdl
+from hub.artifacts import service as artifacts
 from hub.clock import ManualClock
 from hub.identity import service as identity
 from hub.identity.views import Actor
@@ -171,7 +172,7 @@ class _ExitStack:
 def _seed(uow: UnitOfWork) -> tuple[str, list[str]]:
     """An operator to fuzz as, and records for fuzzed ids to hit: a project with a
     repository, a second project sharing its alias, a live agent session, a disputed
-    lesson, a rule and a rule delegation."""
+    lesson, a rule, a rule delegation and an artifact (a link)."""
     operator = identity.create_principal(uow, name="fuzz-operator", kind="human", operator=True)
     token = identity.create_token(uow, principal=operator.id, label="fuzz").plaintext
     agent = identity.create_principal(uow, name="fuzz-agent", kind="agent")
@@ -204,9 +205,17 @@ def _seed(uow: UnitOfWork) -> tuple[str, list[str]]:
     delegation = knowledge.grant_rule_delegation(
         uow, as_operator, project_id=first.id, principal_id=agent.id
     )
+    artifact = artifacts.link_external_artifact(
+        uow,
+        as_operator,
+        artifacts.ExternalLink(
+            project_id=first.id, name="fuzzed", url="https://ci.example.com/fuzz",
+            accessibility="SHARED",
+        ),
+    ).artifact
     return token, [
         first.id, second.id, session.id, operator.id, agent.id, lesson.id, dispute.id, rule.id,
-        delegation.id,
+        delegation.id, artifact.id,
     ]
 
 

@@ -18,8 +18,8 @@ from tests.support.sql import fetch_value
 from tests.support.twins import Agent, Scene
 
 # Their receipts are the principal's and what they made is not a session's (a task, a
-# lesson or its version, a dispute, a vote, a rule's version): another session of the
-# same principal gets the replay.
+# lesson or its version, a dispute, a vote, a rule's version, an artifact): another
+# session of the same principal gets the replay.
 ANSWERED_TO_THE_PRINCIPAL = {
     "createTask",
     "publishLesson",
@@ -29,6 +29,7 @@ ANSWERED_TO_THE_PRINCIPAL = {
     "resolveDispute",
     "rateLesson",
     "reviseRule",
+    "linkExternalArtifact",
 }
 
 

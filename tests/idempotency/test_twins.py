@@ -343,6 +343,18 @@ def revise_rule(scene: Scene) -> Twin:
     )
 
 
+def link_external_artifact(scene: Scene) -> Twin:
+    project = work.create_project(scene.operator)
+    url = f"https://ci.example.com/runs/{work.key()}"
+    return Twin(
+        scene.agent(),
+        {"projectId": project, "name": "CI run", "url": url, "accessibility": "SHARED",
+         "idempotencyKey": work.key()},
+        "artifact { id state url }",
+        "SELECT count(*) FROM artifacts WHERE url = :url", {"url": url},
+    )
+
+
 CASES: dict[str, Callable[[Scene], Twin]] = {
     "acquireResources": acquire_resources,
     "claimIntegration": claim_integration,
@@ -365,6 +377,7 @@ CASES: dict[str, Callable[[Scene], Twin]] = {
     "resolveDispute": resolve_dispute,
     "rateLesson": rate_lesson,
     "reviseRule": revise_rule,
+    "linkExternalArtifact": link_external_artifact,
 }
 
 

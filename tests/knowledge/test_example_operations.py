@@ -3,25 +3,10 @@ server, with their placeholder ids swapped for records that exist."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from tests.support import knowledge, work
-from tests.support.client import Api
-
-OPERATIONS = Path(__file__).resolve().parents[2] / "graphql" / "operations"
-
-
-def run(api: Api, name: str, **values: Any) -> Any:
-    """The document `name` with its example variables, `values` replacing some (in its
-    input, for a mutation)."""
-    variables = json.loads((OPERATIONS / f"{name}.variables.json").read_text())
-    fields = variables.get("input", variables)
-    fields.update(values)
-    if "idempotencyKey" in fields:
-        fields["idempotencyKey"] = work.key()
-    return api((OPERATIONS / f"{name}.graphql").read_text(), variables)[name]
+from tests.support.examples import run
 
 
 def test_the_knowledge_examples_run_as_written(operator: Any, agent: Any) -> None:

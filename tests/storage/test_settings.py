@@ -17,7 +17,20 @@ INVALID = {
     "HUB_SQLITE_BUSY_TIMEOUT_MS": "soon",
     "HUB_ENVIRONMENT": "staging",
     "HUB_MAX_QUERY_DEPTH": "999",
+    "HUB_ARTIFACT_STORE": "ftp",
+    "HUB_S3_ENDPOINT_URL": "minio.internal:9000",
+    "HUB_S3_PREFIX": "hub/../other",
 }
+
+
+def refusal(name: str) -> str:
+    """The one-line message with which loading the settings refuses `name`."""
+    with pytest.raises(SettingsError) as refused:
+        load_settings()
+    message = str(refused.value)
+    assert message.startswith(f"invalid setting {name}: "), message
+    assert "\n" not in message
+    return message
 
 
 @pytest.mark.parametrize(("name", "value"), INVALID.items(), ids=list(INVALID))
@@ -25,11 +38,7 @@ def test_invalid_setting_fails_with_one_line_naming_it(
     clean_environment: None, monkeypatch: pytest.MonkeyPatch, name: str, value: str
 ) -> None:
     monkeypatch.setenv(name, value)
-    with pytest.raises(SettingsError) as refused:
-        load_settings()
-    message = str(refused.value)
-    assert message.startswith(f"invalid setting {name}: "), message
-    assert "\n" not in message
+    message = refusal(name)
     assert value not in message or name == "HUB_HEARTBEAT_SECONDS"  # never echo the input
 
 
@@ -95,3 +104,45 @@ def test_cli_reports_an_invalid_setting_in_one_line_and_exits_2(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("invalid setting HUB_HEARTBEAT_SECONDS: ")
+
+
+@pytest.mark.parametrize(
+    ("environment", "name"),
+    [
+        ({"HUB_ARTIFACT_STORE": "s3"}, "HUB_S3_BUCKET"),
+        ({"HUB_ARTIFACT_STORE": "s3", "HUB_S3_BUCKET": ""}, "HUB_S3_BUCKET"),
+        ({"HUB_S3_ACCESS_KEY_ID": "AKIA-EXAMPLE"}, "HUB_S3_SECRET_ACCESS_KEY"),
+        ({"HUB_S3_SECRET_ACCESS_KEY": "hunter2-secret"}, "HUB_S3_SECRET_ACCESS_KEY"),
+    ],
+    ids=["s3-without-bucket", "empty-bucket", "key-without-secret", "secret-without-key"],
+)
+def test_s3_settings_that_go_together_are_checked_at_start(
+    clean_environment: None, monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], name: str
+) -> None:
+    for variable, value in environment.items():
+        monkeypatch.setenv(variable, value)
+    assert "hunter2" not in refusal(name)
+
+
+def test_s3_settings_select_the_s3_store_and_keep_the_secret(
+    clean_environment: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hub.artifacts._s3 import S3Store
+    from hub.artifacts._store import FilesystemStore, store_for
+
+    assert isinstance(store_for(load_settings()), FilesystemStore)
+    for variable, value in {
+        "HUB_ARTIFACT_STORE": "s3",
+        "HUB_S3_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "HUB_S3_BUCKET": "artifacts",
+        "HUB_S3_PREFIX": "/hub/prod/",
+        "HUB_S3_ACCESS_KEY_ID": "AKIA-EXAMPLE",
+        "HUB_S3_SECRET_ACCESS_KEY": "hunter2-secret",
+    }.items():
+        monkeypatch.setenv(variable, value)
+    settings = load_settings()
+    assert settings.s3_prefix == "hub/prod"
+    store = store_for(settings)
+    assert isinstance(store, S3Store)
+    assert (store.bucket, store.prefix) == ("artifacts", "hub/prod")
+    assert "hunter2" not in repr(settings) + str(settings) + repr(store)

@@ -60,11 +60,11 @@ def test_claim_receipt_past_retention_is_expired_not_reexecuted(
     work.submit(a.api, first["attempt"])  # no acceptance: refused, the claim stays
     clock.advance(runtime.settings.receipt_retention_seconds + 1)
     report = prune(runtime)
-    assert report.tombstoned >= 1
+    assert report.receipts.tombstoned >= 1
     retry = work.claim(a.api, project, task_id, idempotency_key=key)
     assert retry["__typename"] == "IdempotencyReceiptExpired", retry
     clock.advance(runtime.settings.tombstone_retention_seconds + 1)
-    assert prune(runtime).deleted >= 1
+    assert prune(runtime).receipts.deleted >= 1
 
 
 def test_submission_retry_acknowledges_the_original(operator, agent, runtime) -> None:

@@ -45,10 +45,7 @@ class HubContext:
                 or self.connection_params.get("authorization")
                 or ""
             )
-        if not header:
-            return None
-        scheme, _, value = header.partition(" ")
-        return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+        return identity.bearer_token(header)
 
     def actor_in(self, uow: UnitOfWork) -> Actor:
         """The actor, authenticated inside the operation's own transaction: one round

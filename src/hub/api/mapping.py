@@ -37,6 +37,7 @@ from strawberry.types.base import (
 )
 from strawberry.types.enum import StrawberryEnumDefinition
 from strawberry.types.lazy_type import LazyType
+from strawberry.utils.str_converters import to_camel_case
 
 from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
@@ -124,6 +125,25 @@ def _converter(tp: Any) -> _Convert:
     if isinstance(tp, NewType) or tp in _SCALARS:
         return _as_is  # an ID is its string
     raise TypeError(f"no conversion from a view to {tp!r}")
+
+
+def as_json(value: Any) -> Any:
+    """A GraphQL type's value as the JSON a query would answer with (field names in
+    camelCase, enums by value, instants in ISO 8601), for the plain-HTTP routes that
+    answer with the schema's types (the artifact upload)."""
+    if has_object_definition(type(value)):
+        return {
+            f.graphql_name or to_camel_case(f.python_name): as_json(getattr(value, f.python_name))
+            for f in type(value).__strawberry_definition__.fields
+            if f.base_resolver is None
+        }
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return [as_json(item) for item in value]
+    return value
 
 
 # --- inputs to service arguments ---------------------------------------------------------

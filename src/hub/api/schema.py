@@ -13,6 +13,8 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 from strawberry.utils.str_converters import to_camel_case
 
+from hub.api.artifacts.mutations import ArtifactsMutation
+from hub.api.artifacts.queries import ArtifactsQuery
 from hub.api.events.queries import EventsQuery
 from hub.api.events.subscriptions import EventsSubscription
 from hub.api.extensions import HubOperation, PreparedDocuments
@@ -50,6 +52,7 @@ Query = merge_types(
         JobsQuery,
         ResourcesQuery,
         KnowledgeQuery,
+        ArtifactsQuery,
     ),
 )
 Mutation = merge_types(
@@ -65,6 +68,7 @@ Mutation = merge_types(
         JobsMutation,
         ResourcesMutation,
         KnowledgeMutation,
+        ArtifactsMutation,
     ),
 )
 Subscription = merge_types("Subscription", (EventsSubscription, JobsSubscription))

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import secrets
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -14,6 +15,8 @@ from rich.markup import escape
 from sqlalchemy.exc import OperationalError
 
 from hub.cli.agent import app as agent_app
+from hub.cli.options import AsJson
+from hub.cli.output import print_json
 from hub.cli.projects import app as project_app
 from hub.cli.tasks import app as task_app
 from hub.errors import HubError
@@ -21,6 +24,9 @@ from hub.identity import service as identity
 from hub.runtime import Runtime
 from hub.settings import SettingsError, load_settings
 from hub.storage import migrations
+
+if TYPE_CHECKING:
+    from hub.artifacts.service import Reconciliation
 
 app = typer.Typer(help="hub: coordination for teams of AI coding agents.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
@@ -231,13 +237,149 @@ def token_list(principal: str) -> None:
 
 @maintenance_app.command("prune")
 def maintenance_prune() -> None:
-    """Prune idempotency receipts past retention into tombstones (the server also does
-    this periodically); drop tombstones past theirs."""
+    """What the server does every HUB_PRUNE_INTERVAL_SECONDS: prune idempotency receipts
+    past retention into tombstones, drop tombstones past theirs, and expire the artifacts
+    whose retention has run out (their bytes removed)."""
     from hub.maintenance import prune
 
     rt = runtime()
     report = prune(rt)
-    console.print(f"{report.tombstoned} receipts tombstoned, {report.deleted} tombstones deleted")
+    console.print(
+        f"{report.receipts.tombstoned} receipts tombstoned, "
+        f"{report.receipts.deleted} tombstones deleted"
+    )
+    swept = report.artifacts
+    console.print(
+        f"{len(swept.expired)} artifacts expired, the bytes of {swept.removed} removed"
+        + (f"; {len(swept.failed)} could not be removed (the reconciliation will)"
+           if swept.failed else ""),
+        soft_wrap=True,
+    )
+
+
+@maintenance_app.command("reconcile-artifacts")
+def maintenance_reconcile_artifacts(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report what would be done; change nothing.")
+    ] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Reconcile the artifact store with the records: remove orphan objects and stale
+    staging files older than the staging grace period, mark uploads staged past it and
+    records whose bytes are missing EXPIRED (with the reason; never deleted)."""
+    from hub.artifacts import service as artifacts
+
+    rt = runtime()
+    _require_current_schema(rt)
+    try:
+        report = artifacts.reconcile_artifacts(rt, dry_run=dry_run)
+    except OSError as exc:
+        # The store did not answer: nothing was judged missing from it.
+        errors.print(f"the artifact store did not answer: {exc}", markup=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+    show_reconciliation(report, as_json)
+
+
+def show_reconciliation(report: Reconciliation, as_json: bool) -> None:
+    """The reconciliation's report: one JSON object, or a line per finding."""
+    found: dict[str, list[Any]] = {
+        "orphanObjects": report.orphan_objects,
+        "staleStagingFiles": report.stale_staging_files,
+        "abandonedUploads": report.abandoned_uploads,
+        "missingBytes": [
+            {"artifact": missing.artifact_id, "reason": missing.reason}
+            for missing in report.missing_bytes
+        ],
+        "failed": report.failed,
+    }
+    if as_json:
+        counts = {name: len(items) for name, items in found.items()}
+        print_json({"dryRun": report.dry_run, "counts": {**counts, "young": report.young},
+                    **found})
+        return
+    done = "would be " if report.dry_run else ""
+    lines = [
+        (f"orphan objects {done}removed", report.orphan_objects),
+        (f"stale staging files {done}removed", report.stale_staging_files),
+        (f"abandoned uploads {done}marked EXPIRED", report.abandoned_uploads),
+        (
+            f"records whose bytes are missing {done}marked EXPIRED",
+            [f"{missing.artifact_id} ({missing.reason})" for missing in report.missing_bytes],
+        ),
+        ("could not be removed", report.failed),
+    ]
+    for label, items in lines:
+        console.print(f"{label}: {len(items)}", soft_wrap=True, highlight=False)
+        for item in items:
+            console.print(f"  {escape(item)}", soft_wrap=True, highlight=False)
+    console.print(
+        f"left for now (younger than the staging grace period): {report.young}",
+        soft_wrap=True, highlight=False,
+    )
+    if report.dry_run:
+        console.print("dry run: nothing was changed", highlight=False)
+
+
+@app.command()
+def backup(
+    destination: Annotated[Path, typer.Argument(help="A new or empty folder.")],
+) -> None:
+    """Back up the embedded default (SQLite and the filesystem store) while the server
+    runs: a consistent copy of the database, the artifact files, and a manifest."""
+    from hub.backup import BackupRefused
+    from hub.backup import backup as take_backup
+
+    rt = runtime()
+    _require_current_schema(rt)
+    try:
+        report = take_backup(rt, destination)
+    except BackupRefused as refused:
+        errors.print(str(refused), markup=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    finally:
+        rt.close()
+    console.print(
+        f"backed up to {report.destination}: schema revision {report.revision}, "
+        f"{report.files} artifact files ({report.bytes} bytes)",
+        markup=False, soft_wrap=True, highlight=False,
+    )
+    if report.missing:
+        console.print(
+            f"{len(report.missing)} files were deleted after the snapshot and are left out "
+            "(a restore marks their records): " + ", ".join(report.missing),
+            markup=False, soft_wrap=True, highlight=False,
+        )
+
+
+@app.command()
+def restore(
+    source: Annotated[Path, typer.Argument(help="A folder `hub backup` wrote.")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a database that is not empty.")
+    ] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Restore a backup of the embedded default into the configured database and
+    artifact directory (stop the server first), then reconcile and report."""
+    from hub.backup import BackupRefused
+    from hub.backup import restore as put_back
+
+    rt = runtime()
+    try:
+        report = put_back(rt, source, force=force)
+    except BackupRefused as refused:
+        errors.print(str(refused), markup=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    finally:
+        rt.close()
+    upgraded = f", upgraded to {report.upgraded_to}" if report.upgraded_to else ""
+    errors.print(
+        f"restored schema revision {report.revision}{upgraded} and {report.files} artifact "
+        f"files; {len(report.left_out)} missing or damaged in the backup"
+        + (": " + ", ".join(report.left_out) if report.left_out else ""),
+        markup=False, soft_wrap=True, highlight=False,
+    )
+    show_reconciliation(report.reconciliation, as_json)
 
 
 def browse_url(host: str, port: int) -> str:

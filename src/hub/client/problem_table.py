@@ -62,6 +62,9 @@ UNION_PROBLEMS: Final[Mapping[str, tuple[str, ...]]] = {
     "defineResource": (
         "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",
     ),
+    "deleteArtifact": (
+        "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "ValidationFailed",
+    ),
     "disputeLesson": (
         "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "IdempotencyConflict",
         "IdempotencyReceiptExpired", "ValidationFailed",
@@ -77,6 +80,10 @@ UNION_PROBLEMS: Final[Mapping[str, tuple[str, ...]]] = {
     ),
     "grantRuleDelegation": (
         "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",
+    ),
+    "linkExternalArtifact": (
+        "NotFound", "PermissionDenied", "Conflict", "IdempotencyConflict",
+        "IdempotencyReceiptExpired", "ValidationFailed",
     ),
     "linkTasks": (
         "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",

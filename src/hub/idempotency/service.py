@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Final, Generic, TypeVar, cast
 
-from sqlalchemy import CursorResult, Result, bindparam, delete, insert, select, text, update
+from sqlalchemy import CursorResult, Result, Row, bindparam, delete, insert, select, text, update
 
 from hub.errors import IdempotencyConflict, IdempotencyReceiptExpired, ValidationFailed
 from hub.idempotency.tables import Receipt
@@ -138,22 +138,23 @@ def _require_key(actor: Actor, key: str | None, operation: str) -> None:
         )
 
 
+def has_receipt(uow: UnitOfWork, actor: Actor, operation: str, key: str | None) -> bool:
+    """Whether `key` already has a receipt (whole, or pruned to a tombstone) for this
+    caller and operation, read after the key's lock as `run_keyed` reads it; refuses a
+    missing key from agent sessions and reporters as `run_keyed` does.
+
+    For a keyed operation whose whole request is known only after a long stream (an
+    upload's request includes its bytes' digest): asked before the stream, it tells a
+    retry, whose bytes are then only hashed, never stored again, from a first request.
+    `run_keyed`, with the whole request, then replays, refuses or reports expiry."""
+    _require_key(actor, key, operation)
+    return _receipt(uow, actor, operation, key) is not None
+
+
 def _recall(
     uow: UnitOfWork, actor: Actor, operation: str, key: str | None, digest: str
 ) -> dict[str, Any] | None:
-    if not key:
-        return None
-    if len(key) > MAX_KEY_LENGTH or not key.strip():
-        raise ValidationFailed("idempotencyKey", f"must be 1-{MAX_KEY_LENGTH} characters")
-    if uow.dialect == "postgresql":
-        # A concurrent twin holds this until it commits: then its receipt is visible to
-        # the read below, a new statement (see the module docstring).
-        uow.session.execute(
-            _LOCK_KEY, {"key": f"hub:receipt:{actor.principal_id}:{operation}:{key}"}
-        )
-    row = uow.session.execute(
-        _RECEIPT, {"principal": actor.principal_id, "operation": operation, "key": key}
-    ).first()
+    row = _receipt(uow, actor, operation, key)
     if row is None:
         return None
     if row.fingerprint != digest:
@@ -165,6 +166,24 @@ def _recall(
             f"the receipt for key {key!r} has expired; check current state before acting"
         )
     return dict(row.result)
+
+
+def _receipt(
+    uow: UnitOfWork, actor: Actor, operation: str, key: str | None
+) -> Row[Any, Any, Any] | None:
+    if not key:
+        return None
+    if len(key) > MAX_KEY_LENGTH or not key.strip():
+        raise ValidationFailed("idempotencyKey", f"must be 1-{MAX_KEY_LENGTH} characters")
+    if uow.dialect == "postgresql":
+        # A concurrent twin holds this until it commits: then its receipt is visible to
+        # the read below, a new statement (see the module docstring).
+        uow.session.execute(
+            _LOCK_KEY, {"key": f"hub:receipt:{actor.principal_id}:{operation}:{key}"}
+        )
+    return uow.session.execute(
+        _RECEIPT, {"principal": actor.principal_id, "operation": operation, "key": key}
+    ).first()
 
 
 def _remember(

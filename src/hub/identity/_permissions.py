@@ -1,8 +1,10 @@
 """Which credential may call which API operation: one table, one check.
 
-Every root field of the GraphQL schema (query, mutation, subscription) has one row in
-`OPERATIONS`: the credentials that may call it and, for each, the role its principal
-needs. `authorize` is called for every operation before it runs (`hub.api.operations`);
+Every root field of the GraphQL schema (query, mutation, subscription), and every
+plain-HTTP route that is an operation of its own (a `route`: an artifact's upload,
+download and preview), has one row in `OPERATIONS`: the credentials that may call it
+and, for each, the role its principal needs. `authorize` is called for every operation
+before it runs (`hub.api.operations`, the artifact routes);
 an operation without a row is refused, so a new operation is closed until someone
 decides who may call it. `docs/credentials.md` is this table, rendered by `render_table`
 (a test keeps the two identical).
@@ -42,7 +44,7 @@ from hub.identity.vocabulary import (
 
 TableCredential = Literal["personal", "session", "reporter", "web"]
 Role = Literal["any", "human", "operator"]
-OperationType = Literal["query", "mutation", "subscription"]
+OperationType = Literal["query", "mutation", "subscription", "route"]
 
 CREDENTIALS: Final[tuple[TableCredential, ...]] = ("personal", "session", "reporter", "web")
 
@@ -193,6 +195,11 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     ),
     "grantRuleDelegation": _mutation(_OPERATOR),
     "revokeRuleDelegation": _mutation(_OPERATOR),
+    # --- artifacts --------------------------------------------------------------------
+    "linkExternalArtifact": _mutation(_EDITING),
+    "deleteArtifact": _mutation(
+        _EDITING, "by its author (any credential of theirs) or an operator"
+    ),
     # --- queries ----------------------------------------------------------------------
     "viewer": _query(_READING_AND_REPORTER, "who the credential belongs to"),
     "projects": _query(),
@@ -225,10 +232,22 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "orientation": _query(
         _READING, "reads the rules and lessons; the local files are text the caller sends"
     ),
+    "artifact": _query(),
+    "artifacts": _query(),
     # --- subscriptions ----------------------------------------------------------------
     "projectEvents": Rule("subscription", _READING),
     "jobObservations": Rule(
         "subscription", _READING_AND_REPORTER, "a reporter follows only its own attempt's jobs"
+    ),
+    # --- plain HTTP routes: files do not travel through GraphQL -------------------------
+    "uploadArtifact": Rule(
+        "route",
+        {"personal": _ANY, **_REPORTING},
+        "`POST /api/artifacts`; a reporter uploads for a job of its own attempt only",
+    ),
+    "downloadArtifact": Rule("route", _READING, "`GET /artifacts/{id}`"),
+    "previewArtifact": Rule(
+        "route", {"web": _ANY}, "`GET /artifacts/{id}/preview`, a page of the dashboard"
     ),
 }
 
@@ -291,7 +310,7 @@ def render_table() -> str:
         "| operation | type | personal | session | reporter | web | note |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    order: tuple[OperationType, ...] = ("mutation", "query", "subscription")
+    order: tuple[OperationType, ...] = ("mutation", "query", "subscription", "route")
     for kind in order:
         for name, rule in OPERATIONS.items():
             if rule.type != kind:

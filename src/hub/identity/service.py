@@ -402,6 +402,12 @@ _CREDENTIAL = (
 )
 
 
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header value, or None."""
+    scheme, _, value = (authorization or "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
 def authenticate(uow: UnitOfWork, bearer: str) -> Actor:
     """The actor behind a bearer token, or `Unauthenticated` (never says which check failed)."""
     presented = tokens.parse(bearer)

@@ -157,6 +157,14 @@ def submit_review(
     )
 
 
+def get_review(uow: UnitOfWork, review_id: str) -> ReviewView:
+    """One review, with its findings (other modules cite reviews by id)."""
+    row = uow.session.get(Review, review_id)
+    if row is None:
+        raise NotFound("review", review_id)
+    return review_view_of(uow, row)
+
+
 @raises(*work.HOLDING, Conflict, ValidationFailed, *idempotency.KEYED)
 def submit_review_with_status(
     uow: UnitOfWork,

@@ -10,6 +10,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -22,6 +23,8 @@ class Review(Base):
 
     __tablename__ = "reviews"
     __table_args__ = (
+        # The target of composite references (an artifact of a review: same project).
+        UniqueConstraint("project_id", "id"),
         ForeignKeyConstraint(
             ["project_id", "submission_id"], ["submissions.project_id", "submissions.id"]
         ),

@@ -8,6 +8,8 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.script.revision import RevisionError
+from alembic.util.exc import CommandError
 
 from hub.bundled import data_dir
 from hub.storage.database import Database
@@ -34,6 +36,15 @@ def upgrade_to_head(database: Database) -> None:
 
 def head_revision(database: Database) -> str | None:
     return ScriptDirectory.from_config(alembic_config(database)).get_current_head()
+
+
+def is_known_revision(database: Database, revision: str) -> bool:
+    """Whether `revision` is in this hub's migration history."""
+    try:
+        return ScriptDirectory.from_config(alembic_config(database)).get_revision(revision) \
+            is not None
+    except (RevisionError, CommandError):
+        return False
 
 
 def current_revision(database: Database) -> str | None:

@@ -35,17 +35,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hub.errors import NotFound, Unauthenticated
 from hub.runtime import Runtime
+from hub.web.artifacts import preview_routes
 from hub.web.jobs import jobs_routes
 from hub.web.knowledge import knowledge_routes
 from hub.web.live import live_routes
 from hub.web.pages import page_routes
 from hub.web.reviews import review_routes
-from hub.web.signin import login_redirect, signin_routes
+from hub.web.signin import SESSION_COOKIE as SESSION_COOKIE
+from hub.web.signin import login_redirect, sign_in_cookie, signin_routes
 from hub.web.templates import STATIC_DIR, render, render_fragment
 
 log = logging.getLogger("hub.web")
-
-SESSION_COOKIE = "hub_session"
 
 _CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
@@ -73,6 +73,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
     secure = not settings.is_development
     # Both cookies are signed with the deployment's key, not a per-process one: any
     # server process must accept what another one issued (docs/design.md, "Scale").
+    # The sign-in cookie's settings are `signin.sign_in_cookie`'s (downloads read it too).
     routes: list[BaseRoute] = [
         *signin_routes(runtime),
         *page_routes(runtime),
@@ -80,6 +81,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         *jobs_routes(runtime),
         *review_routes(runtime),
         *knowledge_routes(runtime),
+        *preview_routes(runtime),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     dashboard = Starlette(
@@ -87,16 +89,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         middleware=[
             Middleware(SecurityHeaders),
             Middleware(DropAuthorization),
-            Middleware(
-                SessionMiddleware,
-                secret_key=settings.signing_key,
-                session_cookie=SESSION_COOKIE,
-                # The cookie's own lifetime is the sign-in's maximum age; the server
-                # judges that and idleness itself (`hub.identity._web_sessions`).
-                max_age=settings.web_session_max_age_seconds,
-                same_site="lax",
-                https_only=secure,
-            ),
+            Middleware(SessionMiddleware, **sign_in_cookie(settings)),
             Middleware(
                 asgi_csrf,
                 signing_secret=settings.signing_key,

@@ -6,6 +6,7 @@ from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import Scope
 
 from hub.runtime import Runtime
+from hub.web.artifacts import download_routes
 from hub.web.dashboard import create_dashboard
 
 
@@ -24,8 +25,9 @@ class FallbackMount(Mount):
 
 
 def web_routes(runtime: Runtime) -> list[BaseRoute]:
-    # Every dashboard page lives in the mounted application, behind its own middleware.
-    return []
+    # Every dashboard page lives in the mounted application, behind its own middleware;
+    # a download answers API tokens as well as sign-ins, so it stands beside the API.
+    return download_routes(runtime)
 
 
 def web_mounts(runtime: Runtime) -> list[BaseRoute]:

@@ -28,11 +28,13 @@ from hub.identity import service as identity
 from hub.identity.errors import NotAPerson
 from hub.identity.views import Actor
 from hub.runtime import Runtime
+from hub.settings import Settings
 from hub.storage.unit_of_work import UnitOfWork
 from hub.web.templates import render
 
 T = TypeVar("T")
 
+SESSION_COOKIE = "hub_session"
 # The cookie carries only this: the sign-in's secret (never the principal).
 SESSION_KEY = "sign_in"
 SIGNED_OUT_EVENT = "signed-out"
@@ -42,6 +44,22 @@ _NOT_A_PERSON = (
     "Only people sign in to the dashboard with a personal token; "
     "agent and service tokens are for the API."
 )
+
+
+def sign_in_cookie(settings: Settings) -> dict[str, Any]:
+    """The signed cookie that carries a sign-in (Starlette's `SessionMiddleware`
+    options), for the dashboard and for downloads: signed with the deployment's key, so
+    any server process accepts what another issued (docs/design.md, "Scale"); HTTPS
+    only, except on a developer's plain-HTTP localhost."""
+    return {
+        "secret_key": settings.signing_key,
+        "session_cookie": SESSION_COOKIE,
+        # The cookie's own lifetime is the sign-in's maximum age; the server judges that
+        # and idleness itself (`hub.identity._web_sessions`).
+        "max_age": settings.web_session_max_age_seconds,
+        "same_site": "lax",
+        "https_only": not settings.is_development,
+    }
 
 
 async def require_viewer(

@@ -1,0 +1,2 @@
+"""artifacts over GraphQL (records, links, deletions) and over plain HTTP (uploads:
+`upload`): files themselves do not travel through GraphQL."""

@@ -1,0 +1,97 @@
+"""The artifacts module's operations, as other modules and the entry points call them.
+
+Byte access goes through the `Store` (`store_for(settings)` selects it; the runtime
+holds one): uploads put into it, deletions and expiries remove from it, downloads and
+previews read from it. Uploads stream over plain HTTP (`receive_upload`); the retention
+sweep (`sweep_retention`) and the reconciliation (`reconcile_artifacts`) run several
+transactions and store calls over the runtime (`Transactions`); everything else is a
+function of one unit of work, like every other module's.
+"""
+
+from hub.artifacts._associations import Associations
+from hub.artifacts._deletion import delete_artifact
+from hub.artifacts._downloads import (
+    PREVIEW_BYTES,
+    available_files,
+    preview,
+    read_range,
+    stored_file,
+)
+from hub.artifacts._intake import Received
+from hub.artifacts._links import ExternalLink, link_external_artifact
+from hub.artifacts._reconciliation import MissingBytes, Reconciliation, reconcile_artifacts
+from hub.artifacts._retention import (
+    Expired,
+    RetentionSweep,
+    Transactions,
+    expire_artifacts,
+    sweep_retention,
+)
+from hub.artifacts._rows import Usage, get_artifact, list_artifacts, usage
+from hub.artifacts._store import (
+    CHUNK_BYTES,
+    STAGING_DIR,
+    FilesystemStore,
+    Store,
+    StoredObject,
+    store_for,
+)
+from hub.artifacts._uploads import (
+    Transact,
+    Upload,
+    UploadRequest,
+    accept_upload,
+    receive_upload,
+    release_upload,
+    store_upload,
+)
+from hub.artifacts.views import (
+    ArtifactResult,
+    ArtifactView,
+    Preview,
+    StoredFile,
+    Uploaded,
+)
+
+__all__ = [
+    "CHUNK_BYTES",
+    "PREVIEW_BYTES",
+    "STAGING_DIR",
+    "ArtifactResult",
+    "ArtifactView",
+    "Associations",
+    "Expired",
+    "ExternalLink",
+    "FilesystemStore",
+    "MissingBytes",
+    "Preview",
+    "Received",
+    "Reconciliation",
+    "RetentionSweep",
+    "Store",
+    "StoredFile",
+    "StoredObject",
+    "Transact",
+    "Transactions",
+    "Upload",
+    "UploadRequest",
+    "Uploaded",
+    "Usage",
+    "accept_upload",
+    "available_files",
+    "delete_artifact",
+    "expire_artifacts",
+    "get_artifact",
+    "link_external_artifact",
+    "list_artifacts",
+    "preview",
+    "read_range",
+    "receive_upload",
+    "reconcile_artifacts",
+    "release_upload",
+    "store_for",
+    "store_upload",
+    "stored_file",
+    "sweep_retention",
+    "usage",
+]
