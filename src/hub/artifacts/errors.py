@@ -65,3 +65,13 @@ class NotTheAuthor(PermissionDenied):
         super().__init__(
             f"artifact {artifact_id} is deleted only by its author or an operator"
         )
+
+
+class GoneArtifactCited(ArtifactGone):
+    """Evidence and reviews cite only artifacts whose bytes are still there: a citation
+    of a deleted or expired one would point at nothing a reader can open."""
+
+    def __init__(self, artifact_id: str, state: str, reason: str, at: datetime) -> None:
+        super().__init__(artifact_id, state, reason, at)
+        self.message = f"{self.message}; a gone artifact cannot be cited"
+        self.args = (self.message,)

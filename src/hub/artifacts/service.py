@@ -3,10 +3,20 @@
 Byte access goes through the `Store` (`store_for(settings)` selects it; the runtime
 holds one): uploads put into it, deletions remove from it, downloads and previews read
 from it. Uploads stream over plain HTTP (`receive_upload`); everything else is a
-function of one unit of work, like every other module's.
+function of one unit of work, like every other module's. Evidence and reviews that cite
+artifacts are recorded here (`record_evidence`, `submit_review`, `record_human_review`),
+around the jobs and review modules' operations.
 """
 
 from hub.artifacts._associations import Associations
+from hub.artifacts._citations import (
+    evidence_artifacts,
+    listed_artifacts,
+    record_evidence,
+    record_human_review,
+    review_artifacts,
+    submit_review,
+)
 from hub.artifacts._deletion import delete_artifact
 from hub.artifacts._downloads import PREVIEW_BYTES, preview, read_range, stored_file
 from hub.artifacts._intake import Received
@@ -25,6 +35,7 @@ from hub.artifacts._uploads import (
 from hub.artifacts.views import (
     ArtifactResult,
     ArtifactView,
+    ListedArtifact,
     Preview,
     StoredFile,
     Uploaded,
@@ -38,6 +49,7 @@ __all__ = [
     "Associations",
     "ExternalLink",
     "FilesystemStore",
+    "ListedArtifact",
     "Preview",
     "Received",
     "Store",
@@ -50,15 +62,21 @@ __all__ = [
     "Usage",
     "accept_upload",
     "delete_artifact",
+    "evidence_artifacts",
     "get_artifact",
     "link_external_artifact",
     "list_artifacts",
+    "listed_artifacts",
     "preview",
     "read_range",
     "receive_upload",
+    "record_evidence",
+    "record_human_review",
     "release_upload",
+    "review_artifacts",
     "store_for",
     "store_upload",
     "stored_file",
+    "submit_review",
     "usage",
 ]

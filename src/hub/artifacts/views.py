@@ -75,6 +75,15 @@ class ArtifactView:
 
 
 @dataclass(frozen=True)
+class ListedArtifact:
+    """An artifact listed on a page, and which of the page's evidence records and reviews
+    cite it (what it was uploaded for is on its record)."""
+
+    artifact: ArtifactView
+    cited_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ArtifactResult:
     """A keyed change's answer: the artifact as it is now, and whether it was a replay."""
 

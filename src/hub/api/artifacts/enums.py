@@ -21,7 +21,8 @@ strawberry.enum(
 strawberry.enum(
     RetentionClass,
     description="How long an artifact is kept: LOG 30 days, REPORT 180 days (deployment "
-    "settings), EVIDENCE while its evidence exists.",
+    "settings), EVIDENCE while the evidence it was uploaded for or cited by exists (as "
+    "long as a REPORT until evidence names it).",
 )
 
 __all__ = ["ArtifactKind", "ArtifactState", "RetentionClass"]
