@@ -15,42 +15,14 @@ import pytest
 from hub.clock import ManualClock
 from hub.storage.database import Database
 from tests.support import jobs, work
-from tests.support.artifacts import ARTIFACT, uploaded, working_job
+from tests.support.artifacts import CITED, evidence, link, uploaded, working_job
 from tests.support.client import Api
 from tests.support.examples import run
 from tests.support.sql import fetch_all, fetch_value
 from tests.support.workflow import claim_review, deliver, human_review, review
 
-CITED = "artifacts { id name state retention expiresAt goneReason }"
-EVIDENCE = f"... on EvidencePayload {{ evidence {{ id {CITED} }} }}" \
-    " ... on NotFound { what } ... on ValidationFailed { field }"
 REVIEWED = f"... on ReviewPayload {{ replay review {{ id {CITED} }} }}" \
     " ... on NotFound { what } ... on ValidationFailed { field }"
-
-
-def link(api: Api, project: str, name: str = "CI run", **fields: Any) -> dict[str, Any]:
-    made = api.mutate(
-        "linkExternalArtifact",
-        {"projectId": project, "name": name, "url": "https://ci.example.com/runs/1",
-         "accessibility": "SHARED", "idempotencyKey": work.key(), **fields},
-        f"... on ArtifactPayload {{ artifact {{ {ARTIFACT} }} }}",
-    )
-    assert made["__typename"] == "ArtifactPayload", made
-    artifact: dict[str, Any] = made["artifact"]
-    return artifact
-
-
-def evidence(api: Api, attempt: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    data = {
-        "attemptId": attempt["id"], "generation": attempt["generation"],
-        "revision": "a" * 40, "checkDefinitionRevision": "ci.yml@3",
-        "configFingerprint": "py3.11", "environmentIdentity": "ws-1/linux",
-        "startedAt": "2026-01-01T11:00:00+00:00", "endedAt": "2026-01-01T11:30:00+00:00",
-        "inputsStable": True, "requiredChecks": ["unit"],
-        "checks": [{"name": "unit", "outcome": "PASS"}], "artifactAccess": "SHARED",
-        **fields,
-    }
-    return api.mutate("recordEvidence", data, EVIDENCE)
 
 
 def citations(database: Database) -> list[dict[str, Any]]:

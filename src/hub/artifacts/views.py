@@ -12,6 +12,7 @@ from datetime import datetime
 
 from hub.artifacts._media import PREVIEWED_AS_TEXT, served_media_type
 from hub.artifacts._names import download_name
+from hub.artifacts.errors import size_words
 from hub.artifacts.vocabulary import ArtifactKind, ArtifactState, RetentionClass
 from hub.jobs.vocabulary import ArtifactAccess
 
@@ -68,6 +69,10 @@ class ArtifactView:
     def preview_path(self) -> str | None:
         staged = self.state == ArtifactState.STAGED
         return None if staged else f"/artifacts/{self.id}/preview"
+
+    @property
+    def size_words(self) -> str | None:
+        return None if self.size_bytes is None else size_words(self.size_bytes)
 
     @property
     def download_name(self) -> str:
