@@ -172,7 +172,7 @@ class _ExitStack:
 def _seed(uow: UnitOfWork) -> tuple[str, list[str]]:
     """An operator to fuzz as, and records for fuzzed ids to hit: a project with a
     repository, a second project sharing its alias, a live agent session, a disputed
-    lesson, a rule, a rule delegation and an artifact (a link)."""
+    lesson, a rule, a rule delegation and two artifacts (links, one deleted)."""
     operator = identity.create_principal(uow, name="fuzz-operator", kind="human", operator=True)
     token = identity.create_token(uow, principal=operator.id, label="fuzz").plaintext
     agent = identity.create_principal(uow, name="fuzz-agent", kind="agent")
@@ -205,17 +205,25 @@ def _seed(uow: UnitOfWork) -> tuple[str, list[str]]:
     delegation = knowledge.grant_rule_delegation(
         uow, as_operator, project_id=first.id, principal_id=agent.id
     )
-    artifact = artifacts.link_external_artifact(
-        uow,
-        as_operator,
-        artifacts.ExternalLink(
-            project_id=first.id, name="fuzzed", url="https://ci.example.com/fuzz",
-            accessibility="SHARED",
-        ),
-    ).artifact
+    artifact, deleted = (
+        artifacts.link_external_artifact(
+            uow,
+            as_operator,
+            artifacts.ExternalLink(
+                project_id=first.id, name=name, url=f"https://ci.example.com/{name}",
+                accessibility="SHARED",
+            ),
+        ).artifact
+        for name in ("fuzzed", "gone")
+    )
+    # The second is deleted: citing it (`artifactIds`) is refused, never a failure.
+    artifacts.delete_artifact(
+        uow, as_operator, artifact_id=deleted.id, reason="fuzzed",
+        store=artifacts.store_for(uow.settings),
+    )
     return token, [
         first.id, second.id, session.id, operator.id, agent.id, lesson.id, dispute.id, rule.id,
-        delegation.id, artifact.id,
+        delegation.id, artifact.id, deleted.id,
     ]
 
 

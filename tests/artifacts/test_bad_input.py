@@ -392,8 +392,8 @@ def test_an_unknown_association_is_not_found_and_a_bad_query_is_refused(
     assert (no_project.status_code, error_of(no_project)["field"]) == (400, "projectId")
     bad_type = upload(server, token, b"x", projectId=project, mediaType="not a type")
     assert (bad_type.status_code, error_of(bad_type)["field"]) == (400, "mediaType")
-    evidence_kept = upload(server, token, b"x", projectId=project, retention="EVIDENCE")
-    assert (evidence_kept.status_code, error_of(evidence_kept)["field"]) == (400, "retention")
+    kept_how = upload(server, token, b"x", projectId=project, retention="FOREVER")
+    assert (kept_how.status_code, error_of(kept_how)["field"]) == (400, "retention")
     form = upload(server, token, b"x", projectId=project,
                   headers={"Content-Type": "multipart/form-data; boundary=x"})
     assert (form.status_code, error_of(form)["field"]) == (400, "Content-Type")

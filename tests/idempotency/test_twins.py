@@ -153,13 +153,22 @@ def acquire_resources(scene: Scene) -> Twin:
 
 def submit_review(scene: Scene) -> Twin:
     delivery, reviewer, attempt = awaiting_review(scene)
+    # The review cites an artifact: one review, and one citation, however often it is sent.
+    screenshot = reviewer.api.mutate(
+        "linkExternalArtifact",
+        {"projectId": delivery.project, "name": "screenshot", "accessibility": "SHARED",
+         "url": "https://ci.example.com/shot.png", "idempotencyKey": work.key()},
+        "... on ArtifactPayload { artifact { id } }",
+    )["artifact"]["id"]
     return Twin(
         reviewer,
         {"attemptId": attempt["id"], "generation": attempt["generation"],
          "submissionId": delivery.submission, "decision": "APPROVE", "summary": "looks right",
-         "findings": [], "evidence": ["ran the tests"], "idempotencyKey": work.key()},
-        "review { id decision } status { approved }",
-        "SELECT count(*) FROM reviews WHERE submission_id = :submission",
+         "findings": [], "evidence": ["ran the tests"], "artifactIds": [screenshot],
+         "idempotencyKey": work.key()},
+        "review { id decision artifacts { id } } status { approved }",
+        "SELECT count(*) FROM reviews r JOIN artifact_citations c ON c.review_id = r.id"
+        " WHERE r.submission_id = :submission",
         {"submission": delivery.submission},
     )
 

@@ -32,6 +32,37 @@ ARTIFACT = """
   retention authorId sessionId createdAt availableAt expiresAt goneAt goneReason goneBy
   downloadPath previewPath
 """
+# What evidence and reviews answer of the artifacts they cite.
+CITED = "artifacts { id name state retention expiresAt goneReason }"
+EVIDENCE = f"... on EvidencePayload {{ evidence {{ id {CITED} }} }}" \
+    " ... on NotFound { what } ... on ValidationFailed { field }"
+
+
+def link(api: Api, project: str, name: str = "CI run", **fields: Any) -> dict[str, Any]:
+    """A link kept as an artifact (`linkExternalArtifact`), which must succeed."""
+    made = api.mutate(
+        "linkExternalArtifact",
+        {"projectId": project, "name": name, "url": "https://ci.example.com/runs/1",
+         "accessibility": "SHARED", "idempotencyKey": work.key(), **fields},
+        f"... on ArtifactPayload {{ artifact {{ {ARTIFACT} }} }}",
+    )
+    assert made["__typename"] == "ArtifactPayload", made
+    artifact: dict[str, Any] = made["artifact"]
+    return artifact
+
+
+def evidence(api: Api, attempt: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """`recordEvidence` of a passing run for `attempt`, answering its artifacts."""
+    data = {
+        "attemptId": attempt["id"], "generation": attempt["generation"],
+        "revision": "a" * 40, "checkDefinitionRevision": "ci.yml@3",
+        "configFingerprint": "py3.11", "environmentIdentity": "ws-1/linux",
+        "startedAt": "2026-01-01T11:00:00+00:00", "endedAt": "2026-01-01T11:30:00+00:00",
+        "inputsStable": True, "requiredChecks": ["unit"],
+        "checks": [{"name": "unit", "outcome": "PASS"}], "artifactAccess": "SHARED",
+        **fields,
+    }
+    return api.mutate("recordEvidence", data, EVIDENCE)
 
 
 def upload(

@@ -59,7 +59,10 @@ def _link(uow: UnitOfWork, actor: Actor, cmd: ExternalLink) -> ArtifactView:
         uow, actor, new_id("art"), metadata,
         kind=ArtifactKind.LINK, state=ArtifactState.AVAILABLE,
         url=url, accessibility=accessibility, available_at=now,
-        expires_at=expiry(uow.settings, metadata.retention, now),
+        expires_at=expiry(
+            uow.settings, metadata.retention, now,
+            evidence_id=metadata.associations.evidence_id,
+        ),
     )
     record_event(
         uow,

@@ -13,7 +13,6 @@ from hub.artifacts._media import clean_media_type
 from hub.artifacts._names import clean_display_name
 from hub.artifacts.tables import Artifact
 from hub.artifacts.vocabulary import ArtifactKind, ArtifactState, RetentionClass
-from hub.errors import ValidationFailed
 from hub.identity.views import Actor
 from hub.inputs import clean_choice
 from hub.settings import Settings
@@ -57,8 +56,6 @@ def clean_metadata(uow: UnitOfWork, actor: Actor, request: Description) -> Metad
         review_id=request.review_id,
     )
     found = resolve(uow, actor, request.project_id, named)
-    if kept == RetentionClass.EVIDENCE and found.evidence_id is None:
-        raise ValidationFailed("retention", "EVIDENCE retention lasts with the evidenceId named")
     return Metadata(
         project_id=request.project_id,
         name=clean_display_name(request.name),
@@ -68,19 +65,26 @@ def clean_metadata(uow: UnitOfWork, actor: Actor, request: Description) -> Metad
     )
 
 
-def retention_seconds(settings: Settings, retention: RetentionClass) -> int | None:
+def retention_seconds(
+    settings: Settings, retention: RetentionClass, *, evidence_id: str | None = None
+) -> int | None:
     """How long an artifact of a retention class is kept: logs and reports for their
-    retention (settings), evidence-linked artifacts not by time (they go with their
-    evidence)."""
-    return {
-        RetentionClass.LOG: settings.artifact_log_retention_seconds,
-        RetentionClass.REPORT: settings.artifact_report_retention_seconds,
-    }.get(retention)
+    retention (settings). An EVIDENCE artifact never expires by time once evidence names
+    it (it was uploaded for the evidence, or the evidence cites it: `_citations`); until
+    then it is kept as long as a report, so one that no evidence ever names does not stay
+    for good."""
+    if retention == RetentionClass.EVIDENCE and evidence_id is not None:
+        return None
+    if retention == RetentionClass.LOG:
+        return settings.artifact_log_retention_seconds
+    return settings.artifact_report_retention_seconds
 
 
-def expiry(settings: Settings, retention: RetentionClass, since: datetime) -> datetime | None:
+def expiry(
+    settings: Settings, retention: RetentionClass, since: datetime, *, evidence_id: str | None
+) -> datetime | None:
     """When an artifact kept `since` expires (`retention_seconds`), if ever."""
-    seconds = retention_seconds(settings, retention)
+    seconds = retention_seconds(settings, retention, evidence_id=evidence_id)
     return None if seconds is None else since + timedelta(seconds=seconds)
 
 

@@ -216,7 +216,9 @@ def _make_available(
     staged.media_type_mismatch = disagrees(staged.media_type, received.sniffed_media_type)
     staged.reserved_bytes = 0
     staged.available_at = now
-    staged.expires_at = expiry(uow.settings, staged.retention, now)
+    staged.expires_at = expiry(
+        uow.settings, staged.retention, now, evidence_id=staged.evidence_id
+    )
     uow.session.flush()
     record_event(
         uow,

@@ -7,7 +7,8 @@ from datetime import datetime
 from hub.errors import InvalidTransition, PermissionDenied, QuotaExceeded, ValidationFailed
 
 
-def _size(count: int) -> str:
+def size_words(count: int) -> str:
+    """A byte count as people read it: "812 bytes", "3.4 KiB", "1.2 GiB"."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if count >= scale:
             return f"{count / scale:.1f} {unit}"
@@ -19,7 +20,7 @@ class FileTooLarge(QuotaExceeded):
     read, or cut off as soon as it streams past the limit."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__(f"a file may hold at most {_size(limit)} ({limit} bytes)")
+        super().__init__(f"a file may hold at most {size_words(limit)} ({limit} bytes)")
 
 
 class StorageQuotaExceeded(QuotaExceeded):
@@ -27,8 +28,9 @@ class StorageQuotaExceeded(QuotaExceeded):
 
     def __init__(self, scope: str, quota: int, used: int, needed: int) -> None:
         super().__init__(
-            f"the artifact quota of {scope} is {_size(quota)}: {_size(used)} are stored or "
-            f"reserved by uploads in progress, and this upload needs {_size(needed)}"
+            f"the artifact quota of {scope} is {size_words(quota)}: {size_words(used)} are "
+            "stored or reserved by uploads in progress, and this upload needs "
+            f"{size_words(needed)}"
         )
 
 
@@ -65,3 +67,13 @@ class NotTheAuthor(PermissionDenied):
         super().__init__(
             f"artifact {artifact_id} is deleted only by its author or an operator"
         )
+
+
+class GoneArtifactCited(ArtifactGone):
+    """Evidence and reviews cite only artifacts whose bytes are still there: a citation
+    of a deleted or expired one would point at nothing a reader can open."""
+
+    def __init__(self, artifact_id: str, state: str, reason: str, at: datetime) -> None:
+        super().__init__(artifact_id, state, reason, at)
+        self.message = f"{self.message}; a gone artifact cannot be cited"
+        self.args = (self.message,)

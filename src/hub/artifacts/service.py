@@ -5,10 +5,20 @@ holds one): uploads put into it, deletions and expiries remove from it, download
 previews read from it. Uploads stream over plain HTTP (`receive_upload`); the retention
 sweep (`sweep_retention`) and the reconciliation (`reconcile_artifacts`) run several
 transactions and store calls over the runtime (`Transactions`); everything else is a
-function of one unit of work, like every other module's.
+function of one unit of work, like every other module's. Evidence and reviews that cite
+artifacts are recorded here (`record_evidence`, `submit_review`, `record_human_review`),
+around the jobs and review modules' operations.
 """
 
 from hub.artifacts._associations import Associations
+from hub.artifacts._citations import (
+    evidence_artifacts,
+    listed_artifacts,
+    record_evidence,
+    record_human_review,
+    review_artifacts,
+    submit_review,
+)
 from hub.artifacts._deletion import delete_artifact
 from hub.artifacts._downloads import (
     PREVIEW_BYTES,
@@ -48,6 +58,7 @@ from hub.artifacts._uploads import (
 from hub.artifacts.views import (
     ArtifactResult,
     ArtifactView,
+    ListedArtifact,
     Preview,
     StoredFile,
     Uploaded,
@@ -63,6 +74,7 @@ __all__ = [
     "Expired",
     "ExternalLink",
     "FilesystemStore",
+    "ListedArtifact",
     "MissingBytes",
     "Preview",
     "Received",
@@ -80,18 +92,24 @@ __all__ = [
     "accept_upload",
     "available_files",
     "delete_artifact",
+    "evidence_artifacts",
     "expire_artifacts",
     "get_artifact",
     "link_external_artifact",
     "list_artifacts",
+    "listed_artifacts",
     "preview",
     "read_range",
     "receive_upload",
     "reconcile_artifacts",
+    "record_evidence",
+    "record_human_review",
     "release_upload",
+    "review_artifacts",
     "store_for",
     "store_upload",
     "stored_file",
+    "submit_review",
     "sweep_retention",
     "usage",
 ]

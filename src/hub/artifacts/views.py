@@ -12,6 +12,7 @@ from datetime import datetime
 
 from hub.artifacts._media import PREVIEWED_AS_TEXT, served_media_type
 from hub.artifacts._names import download_name
+from hub.artifacts.errors import size_words
 from hub.artifacts.vocabulary import ArtifactKind, ArtifactState, RetentionClass
 from hub.jobs.vocabulary import ArtifactAccess
 
@@ -70,8 +71,21 @@ class ArtifactView:
         return None if staged else f"/artifacts/{self.id}/preview"
 
     @property
+    def size_words(self) -> str | None:
+        return None if self.size_bytes is None else size_words(self.size_bytes)
+
+    @property
     def download_name(self) -> str:
         return download_name(self.name, self.id)
+
+
+@dataclass(frozen=True)
+class ListedArtifact:
+    """An artifact listed on a page, and which of the page's evidence records and reviews
+    cite it (what it was uploaded for is on its record)."""
+
+    artifact: ArtifactView
+    cited_by: tuple[str, ...]
 
 
 @dataclass(frozen=True)

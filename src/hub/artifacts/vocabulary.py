@@ -29,7 +29,8 @@ class ArtifactState(StrEnum):
 
 class RetentionClass(StrEnum):
     """How long an artifact is kept: logs 30 days, reports 180 days (settings), an
-    evidence-linked artifact while its evidence exists."""
+    EVIDENCE artifact while the evidence it was uploaded for or is cited by exists (as
+    long as a report until evidence names it)."""
 
     LOG = "LOG"
     REPORT = "REPORT"

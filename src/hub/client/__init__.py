@@ -10,7 +10,8 @@
     deadline      the conservative local deadline (docs/agent-cli.md)
     engine        how each command sends its request and keeps the state file in step
     AgentClient   the protocol's client half, one method per `hub agent` command (`agent`,
-                  with `reviewing`, `integrating`, `delivery` and `knowledge`); `briefs`
+                  with `reviewing`, `integrating`, `delivery`, `knowledge` and
+                  `artifacts`); `briefs`
                   says what a task is and `git` reads the checkout (never changing it)
     PlanningApi   projects and tasks, for `hub project …` and `hub task …` (`planning`),
                   with `Connection`: which server and credential a command uses

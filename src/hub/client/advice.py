@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "openWatchWindow": "hub agent watch",
     "publishLesson": "hub agent learn",
     "searchKnowledge": "hub agent lessons search",
+    "uploadArtifact": "hub agent attach",
 }
 
 # Operations only someone else does: said as who, not as a command to type.

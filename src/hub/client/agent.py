@@ -3,7 +3,8 @@
 `AgentClient` is the command groups together: sessions, claims and the changes an
 attempt makes (here), review (`hub.client.reviewing`), integration
 (`hub.client.integrating`), worktrees, recovery, jobs, evidence and resources
-(`hub.client.delivery`), lessons and orientation (`hub.client.knowledge`). How each
+(`hub.client.delivery`), lessons and orientation (`hub.client.knowledge`), files attached
+as artifacts (`hub.client.artifacts`). How each
 request is sent, keyed and kept in the state file is `hub.client.engine`; each request
 is one `Mutation` value, written once.
 """
@@ -16,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from hub.client.api import HubApi
+from hub.client.artifacts import ArtifactCommands
 from hub.client.briefs import brief_of
 from hub.client.deadline import has_passed
 from hub.client.delivery import DeliveryCommands
@@ -127,7 +129,9 @@ def standing(record: AttemptRecord, now: datetime, *, refreshed: bool = False) -
     )
 
 
-class AgentClient(DeliveryCommands, IntegrationCommands, KnowledgeCommands, ReviewCommands):
+class AgentClient(
+    ArtifactCommands, DeliveryCommands, IntegrationCommands, KnowledgeCommands, ReviewCommands
+):
     # --- sessions ------------------------------------------------------------------
 
     def start(

@@ -15,7 +15,7 @@ so it is reported like a lost answer. The transport is the seam tests plug into.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from types import TracebackType
@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, ParamSpec, Self, TypeVar
 import httpx
 
 from hub.client.deadline import LocalClock, Sent, SystemLocalClock
-from hub.client.errors import RequestRejected, TransportFailure, Unauthenticated
+from hub.client.errors import ProblemError, RequestRejected, TransportFailure, Unauthenticated
 from hub.client.mapping import from_graphql, selection
 from hub.client.operations import Mutation, Payload, problem_of
 from hub.client.results import (
@@ -116,11 +116,11 @@ class HubApi:
 
     # --- transport -----------------------------------------------------------------
 
-    def execute(self, query: str, variables: dict[str, Any]) -> Answer:
-        """POST one operation; return `data` and when it was sent, or raise."""
-        sent = Sent.now(self.clock)
+    def _post(self, path: str, **request: Any) -> httpx.Response:
+        """POST to the server; a failure without a definite answer (a 5xx included)
+        raises `TransportFailure`, saying whether the request may have been applied."""
         try:
-            response = self._http.post("/graphql", json={"query": query, "variables": variables})
+            response = self._http.post(path, **request)
         except _NOT_SENT as exc:
             raise TransportFailure(
                 f"could not reach {self.server} ({type(exc).__name__}: {exc})", uncertain=False
@@ -134,6 +134,10 @@ class HubApi:
             raise TransportFailure(
                 f"{self.server} answered HTTP {response.status_code}", uncertain=True
             )
+        return response
+
+    def _object(self, response: httpx.Response) -> dict[str, Any]:
+        """The answer's JSON object; a success without one is no definite answer."""
         try:
             body = response.json()
         except ValueError:
@@ -146,6 +150,13 @@ class HubApi:
             raise RequestRejected(f"HTTP {response.status_code}: {response.text[:200]}") from None
         if not isinstance(body, dict):
             raise TransportFailure(f"{self.server} answered a non-object body", uncertain=True)
+        return body
+
+    def execute(self, query: str, variables: dict[str, Any]) -> Answer:
+        """POST one operation; return `data` and when it was sent, or raise."""
+        sent = Sent.now(self.clock)
+        response = self._post("/graphql", json={"query": query, "variables": variables})
+        body = self._object(response)
         errors = body.get("errors") or []
         if errors:
             first = errors[0]
@@ -157,6 +168,41 @@ class HubApi:
         if not response.is_success or not isinstance(body.get("data"), dict):
             raise RequestRejected(f"HTTP {response.status_code} without data")
         return Answer(body["data"], sent)
+
+    def upload(
+        self,
+        parameters: Mapping[str, str],
+        body: Iterable[bytes],
+        length: int,
+        idempotency_key: str,
+    ) -> dict[str, Any]:
+        """`POST /api/artifacts`: `body` streamed as it is produced, `length` declared
+        (the server refuses a file over a quota before reading it). Answers the upload's
+        JSON (`artifact`, `replay`, `serverTime`); a refusal raises `ProblemError` with
+        the server's problem code (`Unauthenticated` for a refused token)."""
+        response = self._post(
+            "/api/artifacts",
+            params=dict(parameters),
+            content=body,
+            headers={
+                "Content-Length": str(length),
+                "Content-Type": "application/octet-stream",
+                "Idempotency-Key": idempotency_key,
+            },
+        )
+        answer = self._object(response)
+        if response.is_success:
+            return answer
+        refusal = answer.get("error")
+        if not isinstance(refusal, dict) or not refusal.get("code"):
+            raise RequestRejected(f"HTTP {response.status_code} without a problem")
+        code, message = str(refusal["code"]), str(refusal.get("message") or refusal["code"])
+        if code == Unauthenticated.code:
+            raise Unauthenticated(message)
+        details = {k: v for k, v in refusal.items() if k not in ("code", "message")}
+        # The problem's GraphQL type, as a mutation would have answered it.
+        typename = "".join(word.capitalize() for word in code.split("_"))
+        raise ProblemError(typename, code, message, details)
 
     def send(self, mutation: Mutation[A], idempotency_key: str | None = None) -> A:
         """Run a mutation; a problem in its result union raises `ProblemError`."""

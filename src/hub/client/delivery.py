@@ -329,13 +329,15 @@ class DeliveryCommands(ClientEngine):
         artifact_access: str = "LOCAL_ONLY",
         artifact_digests: Sequence[str] = (),
         wrapper_reported_success: bool | None = None,
+        artifact_ids: Sequence[str] = (),
         workdir: Path | None = None,
     ) -> EvidenceRecorded:
         """Record evidence of a check run (recordEvidence) for the current attempt.
 
         Without a revision, it is the current checkout's HEAD (and its tree), which must
         be clean: evidence names exactly what it checked. Without a job, it is the last
-        job registered here (`--no-job` for none). recordEvidence takes no key: a retry
+        job registered here (`--no-job` for none). It cites `artifact_ids` (uploaded with
+        `hub agent attach`). recordEvidence takes no key: a retry
         after a lost answer may record a second, identical record, which is harmless.
         """
         state = self.state_file.read()
@@ -387,6 +389,7 @@ class DeliveryCommands(ClientEngine):
                     "artifactAccess": artifact_access,
                     "artifactDigests": list(artifact_digests),
                     "wrapperReportedSuccess": wrapper_reported_success,
+                    "artifactIds": list(artifact_ids),
                 },
                 EvidenceRecorded,
             )

@@ -69,8 +69,10 @@ class ReviewCommands(ClientEngine):
         summary: str,
         findings: Sequence[FindingDraft] = (),
         evidence: Sequence[str] = (),
+        artifact_ids: Sequence[str] = (),
     ) -> Recorded[ReviewRecorded]:
-        """Record the review decision under the current review attempt (submitReview)."""
+        """Record the review decision under the current review attempt (submitReview),
+        citing `artifact_ids` (`hub agent attach` prints them)."""
         if decision == "REJECT" and not findings:
             raise UsageError("a rejection names at least one finding (--finding)")
         state = self.state_file.read()
@@ -91,6 +93,7 @@ class ReviewCommands(ClientEngine):
                 "summary": summary,
                 "findings": [to_graphql(f) for f in findings],
                 "evidence": list(evidence),
+                "artifactIds": list(artifact_ids),
             },
             ReviewRecorded,
         )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 
 from hub.errors import (
     NotFound,
@@ -203,9 +203,16 @@ def get_evidence(uow: UnitOfWork, evidence_id: str) -> EvidenceView:
 
 
 def evidence_for_task(uow: UnitOfWork, task_id: str) -> list[EvidenceView]:
-    rows = uow.session.scalars(
-        select(Evidence).where(Evidence.task_id == task_id).order_by(Evidence.id)
-    ).all()
+    return _views(uow, Evidence.task_id == task_id)
+
+
+def evidence_for_jobs(uow: UnitOfWork, job_ids: Sequence[str]) -> list[EvidenceView]:
+    """The evidence these jobs produced, oldest first."""
+    return _views(uow, Evidence.job_id.in_(job_ids)) if job_ids else []
+
+
+def _views(uow: UnitOfWork, which: ColumnElement[bool]) -> list[EvidenceView]:
+    rows = uow.session.scalars(select(Evidence).where(which).order_by(Evidence.id)).all()
     job_ids = {row.job_id for row in rows if row.job_id}
     jobs = {
         job.id: job

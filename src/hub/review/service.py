@@ -87,6 +87,9 @@ class ReviewDecision:
     findings: Sequence[NewFinding] = ()
     evidence: Sequence[str] = ()  # what was inspected, in words
     evidence_ids: Sequence[str] = ()  # evidence records of this project that were inspected
+    # Artifacts the review cites: part of the request a key stands for; checked and
+    # recorded by the artifacts module, which wraps these operations (`artifacts.service`).
+    artifact_ids: Sequence[str] = ()
 
 
 

@@ -1,7 +1,8 @@
 """The jobs and resources views of the dashboard, and their live updates (SSE).
 
 Pages: `/projects/{id}/jobs` (every job of a project), `/projects/{id}/tasks/{task}/jobs`
-(one task's jobs) and `/projects/{id}/resources`. Each is read in one transaction from
+(one task's jobs), each with the jobs' artifacts (uploaded for a job, or cited by its
+evidence), and `/projects/{id}/resources`. Each is read in one transaction from
 the jobs and resources services; freshness and holds are judged at that moment with
 coordinator time. The live stream follows the project's event log after the newest
 event the page was rendered with and pushes re-rendered fragments (a job's row, or the
@@ -23,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from hub.artifacts import service as artifacts
 from hub.events import service as events
 from hub.events.feed import follow
 from hub.jobs import service as jobs
@@ -37,6 +39,7 @@ from hub.web.signin import require_viewer, while_signed_in
 from hub.web.templates import render, render_fragment
 
 JOBS_SHOWN = 200
+ARTIFACTS_SHOWN = 200
 SSE_EVENT = "swap"
 _PING_SECONDS = 15
 
@@ -52,6 +55,8 @@ class JobsPage:
     project: projects.ProjectView
     task_id: str | None
     rows: list[JobRow]
+    # The jobs' artifacts: uploaded for them, or cited by their evidence (as of loading).
+    artifacts: list[artifacts.ListedArtifact]
     newest_seq: int
 
 
@@ -71,7 +76,12 @@ def _rows(uow: UnitOfWork, found: list[jobs.JobView]) -> list[JobRow]:
 def read_jobs_page(uow: UnitOfWork, project_id: str, task_id: str | None) -> JobsPage:
     project = projects.get_project(uow, project_id)
     found = jobs.list_jobs(uow, project_id=project.id, task_id=task_id, limit=JOBS_SHOWN)
-    return JobsPage(project, task_id, _rows(uow, found),
+    job_ids = [job.id for job in found]
+    evidence_ids = [evidence.id for evidence in jobs.evidence_for_jobs(uow, job_ids)]
+    listed = artifacts.listed_artifacts(
+        uow, project.id, job_ids=job_ids, evidence_ids=evidence_ids, limit=ARTIFACTS_SHOWN
+    )
+    return JobsPage(project, task_id, _rows(uow, found), listed,
                     events.last_sequence(uow, stream=project.id))
 
 

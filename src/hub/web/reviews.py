@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from hub.artifacts import service as artifacts
 from hub.errors import HubError, NotFound
 from hub.identity import service as identity
 from hub.integration import service as integration
@@ -76,6 +77,9 @@ class SubmissionPage:
     worktrees: tuple[WorktreeView, ...]
     submissions: tuple[SubmissionView, ...]  # every submission of the task
     evidence: list[EvidenceLine]
+    # The task's artifacts (uploaded for it, its attempts, jobs or evidence), and those
+    # uploaded for or cited by this submission's reviews or cited by the task's evidence.
+    artifacts: list[artifacts.ListedArtifact]
     integrations: list[integration.IntegrationView]
     names: dict[str, str]  # principal id -> name
     closed_because: str | None  # why no decision can be recorded here, if it cannot
@@ -165,6 +169,13 @@ def read_submission_page(uow: UnitOfWork, submission_id: str) -> SubmissionPage:
         worktrees=packet.worktrees,
         submissions=packet.submissions,
         evidence=evidence,
+        artifacts=artifacts.listed_artifacts(
+            uow,
+            submission.project_id,
+            task_ids=[task.id],
+            evidence_ids=[line.evidence.id for line in evidence],
+            review_ids=[made.id for made in reviews],
+        ),
         integrations=integration.integrations_of(uow, task.id),
         names=identity.principal_names(uow, people),
         closed_because=_closed_because(submission, current, task),

@@ -23,8 +23,9 @@ strawberry.enum(
 strawberry.enum(
     RetentionClass,
     description="How long an artifact is kept: LOG 30 days, REPORT 180 days (deployment "
-    "settings), EVIDENCE while its evidence exists (evidence is never deleted today, so "
-    "EVIDENCE artifacts do not expire by time).",
+    "settings), EVIDENCE while the evidence it was uploaded for or cited by exists (as "
+    "long as a REPORT until evidence names it; evidence is never deleted today, so once "
+    "named it does not expire by time).",
 )
 
 __all__ = ["ArtifactKind", "ArtifactState", "RetentionClass"]

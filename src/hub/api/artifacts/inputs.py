@@ -24,7 +24,8 @@ class LinkExternalArtifactInput:
     attempt_id: strawberry.ID | None = None
     job_id: strawberry.ID | None = None
     evidence_id: strawberry.ID | None = strawberry.field(
-        default=None, description="Required for EVIDENCE retention."
+        default=None,
+        description="The evidence it belongs to: an EVIDENCE artifact is kept while it is.",
     )
     review_id: strawberry.ID | None = None
     idempotency_key: str | None = None

@@ -3,12 +3,19 @@ answers an artifact with the same field names (`upload`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import strawberry
+from strawberry.types import Info
 
 from hub.api.artifacts.enums import ArtifactKind, ArtifactState, RetentionClass
+from hub.api.context import HubContext
 from hub.api.jobs.enums import ArtifactAccess
+from hub.api.loaders import Batch, load
+from hub.api.mapping import from_view
+from hub.artifacts.views import ArtifactView
 
 
 @strawberry.type(
@@ -51,7 +58,8 @@ class Artifact:
     created_at: datetime
     available_at: datetime | None
     expires_at: datetime | None = strawberry.field(
-        description="When its retention ends; none for an EVIDENCE artifact."
+        description="When its retention ends; none for an EVIDENCE artifact that evidence "
+        "names (until one does, it is kept as long as a REPORT)."
     )
     gone_at: datetime | None
     gone_reason: str | None
@@ -63,3 +71,11 @@ class Artifact:
         description="Its page on the dashboard: the record, and a text file's first 64 KiB "
         "as escaped text."
     )
+
+
+async def artifacts_of(
+    info: Info[HubContext, Any], batch: Batch[str, Sequence[ArtifactView]], record_id: str
+) -> list[Artifact]:
+    """A record's `artifacts` field (an evidence record's, a review's), read through the
+    request's loader."""
+    return [from_view(Artifact, view) for view in await load(info, batch, record_id)]

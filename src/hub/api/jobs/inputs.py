@@ -85,6 +85,12 @@ class RecordEvidenceInput:
     reviewer_id: strawberry.ID | None = None
     artifact_digests: list[str] = strawberry.field(default_factory=list)
     wrapper_reported_success: bool | None = None
+    artifact_ids: list[strawberry.ID] = strawberry.field(
+        default_factory=list,
+        description="Artifacts of this project the evidence cites (its logs, its reports): "
+        "each must exist and still have its bytes. Cited EVIDENCE artifacts are kept while "
+        "the evidence is.",
+    )
 
 
 @strawberry.input

@@ -32,6 +32,7 @@ from hub.api.jobs.payloads import (
 from hub.api.mapping import call, from_view, payload
 from hub.api.operations import mutate
 from hub.api.problems import Problem
+from hub.artifacts import service as artifacts
 from hub.jobs import service as jobs
 from hub.resources import service as resources
 
@@ -78,9 +79,10 @@ class JobsMutation:
     async def record_evidence(
         self, info: Info[HubContext, Any], input: RecordEvidenceInput
     ) -> EvidencePayload | Problem:
+        # Through artifacts: the artifacts it cites are recorded with it.
         return await mutate(
             info,
-            call(jobs.record_evidence, input),
+            call(artifacts.record_evidence, input),
             payload(EvidencePayload, "evidence"),
         )
 

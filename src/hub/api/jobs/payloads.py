@@ -9,6 +9,7 @@ import strawberry
 from hub.api.jobs.types import Evidence, Job, WatchWindow
 from hub.api.problems import result_union
 from hub.api.resources.types import Reservation
+from hub.artifacts import service as artifacts
 from hub.jobs import service as jobs
 from hub.resources import service as resources
 
@@ -45,7 +46,9 @@ class WatchWindowPayload:
 RegisterJobResult = result_union("RegisterJobResult", JobPayload, resources.register_job)
 ObserveJobResult = result_union("ObserveJobResult", JobPayload, resources.observe_job)
 FinishJobResult = result_union("FinishJobResult", JobPayload, resources.finish_job)
-RecordEvidenceResult = result_union("RecordEvidenceResult", EvidencePayload, jobs.record_evidence)
+RecordEvidenceResult = result_union(
+    "RecordEvidenceResult", EvidencePayload, artifacts.record_evidence
+)
 OpenWatchWindowResult = result_union(
     "OpenWatchWindowResult", OpenWatchWindowPayload, jobs.open_watch_window
 )

@@ -8,6 +8,7 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
+from hub.api.artifacts.types import Artifact, artifacts_of
 from hub.api.context import HubContext
 from hub.api.jobs.enums import (
     ArtifactAccess,
@@ -17,6 +18,7 @@ from hub.api.jobs.enums import (
 )
 from hub.api.loaders import each, load
 from hub.api.mapping import from_view, shows
+from hub.artifacts import service as artifacts
 from hub.jobs import service as jobs
 from hub.storage.unit_of_work import UnitOfWork
 
@@ -127,6 +129,13 @@ class Evidence:
     ) -> Applicability:
         found = await load(info, _APPLICABILITY, (str(self.id), revision, tree_digest))
         return from_view(Applicability, found)
+
+    @strawberry.field(
+        description="The artifacts it cites, in the order cited, then those uploaded for it "
+        "(`evidenceId`), in whatever state: a gone one says when and why."
+    )
+    async def artifacts(self, info: Info[HubContext, Any]) -> list[Artifact]:
+        return await artifacts_of(info, artifacts.evidence_artifacts, str(self.id))
 
 
 @strawberry.type

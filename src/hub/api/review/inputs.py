@@ -30,6 +30,11 @@ class SubmitReviewInput:
         default_factory=list,
         description="Evidence records (of this project) you inspected; each must exist.",
     )
+    artifact_ids: list[strawberry.ID] = strawberry.field(
+        default_factory=list,
+        description="Artifacts of this project the review cites (logs, screenshots); each "
+        "must exist and still have its bytes.",
+    )
     idempotency_key: str | None = None
 
 
@@ -41,6 +46,11 @@ class RecordHumanReviewInput:
     findings: list[FindingInput] = strawberry.field(default_factory=list)
     evidence: list[str] = strawberry.field(default_factory=list)
     evidence_ids: list[strawberry.ID] = strawberry.field(default_factory=list)
+    artifact_ids: list[strawberry.ID] = strawberry.field(
+        default_factory=list,
+        description="Artifacts of this project the decision cites; each must exist and "
+        "still have its bytes.",
+    )
 
 
 @strawberry.input

@@ -29,6 +29,7 @@ from hub.api.review.payloads import (
     ReviewStatusPayload,
     SubmitReviewResult,
 )
+from hub.artifacts import service as artifacts
 from hub.review import service as review
 
 _review_payload = payload(ReviewPayload)
@@ -44,11 +45,8 @@ class ReviewMutation:
     async def submit_review(
         self, info: Info[HubContext, Any], input: SubmitReviewInput
     ) -> ReviewPayload | Problem:
-        return await mutate(
-            info,
-            call(review.submit_review_with_status, input),
-            _review_payload,
-        )
+        # Through artifacts (as is recordHumanReview): the artifacts it cites with it.
+        return await mutate(info, call(artifacts.submit_review, input), _review_payload)
 
     @strawberry.mutation(
         graphql_type=RecordHumanReviewResult,
@@ -57,11 +55,7 @@ class ReviewMutation:
     async def record_human_review(
         self, info: Info[HubContext, Any], input: RecordHumanReviewInput
     ) -> ReviewPayload | Problem:
-        return await mutate(
-            info,
-            call(review.record_human_review_with_status, input),
-            _review_payload,
-        )
+        return await mutate(info, call(artifacts.record_human_review, input), _review_payload)
 
     @strawberry.mutation(graphql_type=RequestHumanReviewResult)
     async def request_human_review(

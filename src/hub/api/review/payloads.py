@@ -8,6 +8,7 @@ import strawberry
 
 from hub.api.problems import result_union
 from hub.api.review.types import Finding, Review, ReviewStatus
+from hub.artifacts import service as artifacts
 from hub.review import service as review
 
 
@@ -31,11 +32,9 @@ class ResolveFindingPayload:
     server_time: datetime
 
 
-SubmitReviewResult = result_union(
-    "SubmitReviewResult", ReviewPayload, review.submit_review_with_status
-)
+SubmitReviewResult = result_union("SubmitReviewResult", ReviewPayload, artifacts.submit_review)
 RecordHumanReviewResult = result_union(
-    "RecordHumanReviewResult", ReviewPayload, review.record_human_review_with_status
+    "RecordHumanReviewResult", ReviewPayload, artifacts.record_human_review
 )
 RequestHumanReviewResult = result_union(
     "RequestHumanReviewResult", ReviewStatusPayload, review.request_human_review

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import strawberry
+from strawberry.types import Info
 
+from hub.api.artifacts.types import Artifact, artifacts_of
+from hub.api.context import HubContext
 from hub.api.review.enums import FindingSeverity, ReviewDecision
 from hub.api.work.types import Submission, Task
+from hub.artifacts import service as artifacts
 
 
 @strawberry.type
@@ -56,6 +61,13 @@ class Review:
     policy_revision: int
     findings: list[Finding]
     created_at: datetime
+
+    @strawberry.field(
+        description="The artifacts it cites, in the order cited, then those uploaded for it "
+        "(`reviewId`), in whatever state: a gone one says when and why."
+    )
+    async def artifacts(self, info: Info[HubContext, Any]) -> list[Artifact]:
+        return await artifacts_of(info, artifacts.review_artifacts, str(self.id))
 
 
 @strawberry.type(description="An agent's request that a human review a submission.")

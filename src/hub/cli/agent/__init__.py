@@ -26,6 +26,7 @@ One module per command group, none importing another:
     recovery    worktree register, recover
     jobs        job register|observe|finish|evidence, resources acquire|release
     knowledge   learn, lessons search, orient
+    artifacts   attach
 
 beside what they share: how a command is declared (`command`: every one takes `--state`
 and `--json` and reports its errors alike), the options and the seams tests plug into
@@ -37,12 +38,12 @@ from __future__ import annotations
 
 import typer
 
-from hub.cli.agent import integrate, jobs, knowledge, recovery, review, session, work
+from hub.cli.agent import artifacts, integrate, jobs, knowledge, recovery, review, session, work
 from hub.cli.watch import watch
 
 app = typer.Typer(
     help="The agent client: sessions, claims, heartbeats, worktrees, submissions, reviews, "
-    "integrations, recovery, jobs, resources, lessons and rules over the API.",
+    "integrations, recovery, jobs, resources, lessons, rules and artifacts over the API.",
     no_args_is_help=True,
 )
 app.command()(watch)  # `hub agent watch`: the renewal helper
@@ -56,5 +57,6 @@ app.add_typer(jobs.job_app, name="job")
 app.add_typer(jobs.resources_app, name="resources")
 app.add_typer(knowledge.app)
 app.add_typer(knowledge.lessons_app, name="lessons")
+app.add_typer(artifacts.app)
 
 __all__ = ["app"]

@@ -189,6 +189,15 @@ def job_evidence(
     artifact_digest: Annotated[
         list[str] | None, typer.Option("--artifact-digest", help="(repeatable)")
     ] = None,
+    artifact: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--artifact",
+            "-a",
+            help="An artifact the evidence cites, by its id (art_…, from `hub agent attach`; "
+            "repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Record evidence of a check run; prints the evidence id that a validation cites
     (`hub agent integrate validate --evidence ID`) and whether it is a pass."""
@@ -209,6 +218,7 @@ def job_evidence(
         inputs_stable=not inputs_changed,
         artifact_access=artifact_access.value,
         artifact_digests=artifact_digest or [],
+        artifact_ids=artifact or [],
     )
     _render_evidence(recorded, as_json)
 

@@ -56,6 +56,15 @@ Evidence = Annotated[
     list[str] | None,
     typer.Option("--evidence", "-e", help="What you inspected: checks, logs (repeatable)."),
 ]
+Artifacts = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--artifact",
+        "-a",
+        help="An artifact the review cites, by its id (art_…, from `hub agent attach`; "
+        "repeatable).",
+    ),
+]
 
 
 def parse_finding(text: str) -> FindingDraft:
@@ -116,9 +125,10 @@ def approve(
     summary: Summary,
     finding: Findings = None,
     evidence: Evidence = None,
+    artifact: Artifacts = None,
 ) -> None:
     """Approve the current review attempt's submission."""
-    _decide(client, as_json, "APPROVE", summary, finding, evidence)
+    _decide(client, as_json, "APPROVE", summary, finding, evidence, artifact)
 
 
 @command(app, "reject")
@@ -128,10 +138,11 @@ def reject(
     summary: Summary,
     finding: Findings = None,
     evidence: Evidence = None,
+    artifact: Artifacts = None,
 ) -> None:
     """Reject the current review attempt's submission: the task goes back for revision,
     with the findings its implementer must address."""
-    _decide(client, as_json, "REJECT", summary, finding, evidence)
+    _decide(client, as_json, "REJECT", summary, finding, evidence, artifact)
 
 
 def _decide(
@@ -141,10 +152,15 @@ def _decide(
     summary: str,
     finding: list[str] | None,
     evidence: list[str] | None,
+    artifact: list[str] | None,
 ) -> None:
     drafts = [parse_finding(text) for text in finding or []]
     done = client.review(
-        decision=decision, summary=summary, findings=drafts, evidence=evidence or []
+        decision=decision,
+        summary=summary,
+        findings=drafts,
+        evidence=evidence or [],
+        artifact_ids=artifact or [],
     )
     recorded: ReviewRecorded = done.answer
     if as_json:
