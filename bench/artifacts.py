@@ -11,7 +11,11 @@ round (`--rounds`) runs:
   filesystem store, in the scratch folder), the body streamed from the file by httpx
   a MiB at a time with its `Content-Length`; timed until the answer arrives, which is
   after the server has hashed, written, fsynced and moved the file and committed it;
-- the download: `GET /artifacts/{id}` streamed into a new file, which is then fsynced.
+- the download: `GET /artifacts/{id}` streamed into a new file, which is then fsynced;
+- the stack's floor: the same body, sent the same way, to the stack-floor server
+  (`bench/stack_floor.py`: Starlette on uvicorn, the body read to its end and dropped,
+  nothing hashed or written). Its rate is the ceiling of any upload on this stack here,
+  and `stack_ratio` is the upload's rate over it: what hub's own work costs.
 
 Interference on a shared machine only ever slows a run down, so each rate printed is the
 fastest round's (as timeit takes the minimum). While each transfer runs, the server's
@@ -46,6 +50,7 @@ from typing import Any
 import httpx
 from claims import Server, served
 from scratch import scratch_database
+from stack_floor import floor_served
 
 from hub.identity import service as identity
 from hub.projects import service as projects
@@ -171,6 +176,27 @@ def upload(client: httpx.Client, project_id: str, path: Path, name: str) -> dict
     return artifact
 
 
+def bare_upload(floor: Server, path: Path) -> float:
+    """Seconds to send the file to the stack floor (`upload`'s body and framing)."""
+
+    def body() -> Iterator[bytes]:
+        with path.open("rb") as file:
+            while chunk := file.read(MIB):
+                yield chunk
+
+    started = time.perf_counter()
+    response = httpx.post(
+        f"{floor.url}/body",
+        headers={"Content-Length": str(path.stat().st_size)},
+        content=body(),
+        timeout=TIMEOUT,
+    )
+    seconds = time.perf_counter() - started
+    if response.json() != {"sizeBytes": path.stat().st_size}:
+        raise SystemExit(f"the stack floor answered {response.text}")
+    return seconds
+
+
 def download(client: httpx.Client, artifact_id: str, target: Path) -> None:
     with client.stream("GET", f"/artifacts/{artifact_id}") as response:
         if response.status_code != 200:
@@ -197,6 +223,7 @@ class Round:
 
     cp_s: float
     cp_sync_s: float
+    stack_s: float
     upload_s: float
     download_s: float
     upload_rss_mib: float
@@ -206,7 +233,13 @@ class Round:
 
 
 def rounds(
-    server: Server, token: str, project_id: str, source: Path, digest: str, count: int
+    server: Server,
+    floor: Server,
+    token: str,
+    project_id: str,
+    source: Path,
+    digest: str,
+    count: int,
 ) -> list[Round]:
     """A warm-up, then `count` rounds of the floor, an upload and its download."""
     warmup = source.with_name("warmup.bin")
@@ -218,20 +251,28 @@ def rounds(
         first = upload(client, project_id, warmup, "warmup.bin")
         download(client, first["id"], source.with_name("warmup-again.bin"))
         for index in range(count):
-            figures = one_round(server, client, project_id, source, digest, f"bench-{index}")
+            figures = one_round(server, floor, client, project_id, source, digest, f"bench-{index}")
             done.append(figures)
             _say(
                 f"round {index + 1}: cp {figures.cp_s:.2f} s, cp + sync {figures.cp_sync_s:.2f}"
-                f" s, upload {figures.upload_s:.2f} s (server CPU {figures.upload_cpu_s:.2f} s,"
+                f" s, stack floor {figures.stack_s:.2f} s, upload {figures.upload_s:.2f} s"
+                f" (server CPU {figures.upload_cpu_s:.2f} s,"
                 f" RSS +{figures.upload_rss_mib} MiB), download {figures.download_s:.2f} s"
             )
     return done
 
 
 def one_round(
-    server: Server, client: httpx.Client, project_id: str, source: Path, digest: str, name: str
+    server: Server,
+    floor: Server,
+    client: httpx.Client,
+    project_id: str,
+    source: Path,
+    digest: str,
+    name: str,
 ) -> Round:
     cp_s, cp_sync_s = copy_floor(source, source.with_name("copy.bin"))
+    stack_s = bare_upload(floor, source)
     cpu = server.cpu_seconds()
     with watched(server.pid) as upload_memory:
         started = time.perf_counter()
@@ -253,6 +294,7 @@ def one_round(
     return Round(
         cp_s=cp_s,
         cp_sync_s=cp_sync_s,
+        stack_s=stack_s,
         upload_s=upload_s,
         download_s=download_s,
         upload_rss_mib=upload_memory.growth_mib,
@@ -308,15 +350,18 @@ def main(argv: list[str] | None = None) -> None:
             "HUB_ARTIFACT_MAX_PROJECT_BYTES": str(max(2 * 1024 * MIB, stored)),
             "HUB_ARTIFACT_MAX_TOTAL_BYTES": str(max(20 * 1024 * MIB, stored)),
         }
-        with served(
-            scratch,
-            workers=1,
-            synchronous="FULL",
-            pool_size=4,
-            wrapper=args.server_wrapper,
-            settings=limits,
-        ) as server:
-            done = rounds(server, token, project_id, source, digest, args.rounds)
+        with (
+            served(
+                scratch,
+                workers=1,
+                synchronous="FULL",
+                pool_size=4,
+                wrapper=args.server_wrapper,
+                settings=limits,
+            ) as server,
+            floor_served() as floor,
+        ):
+            done = rounds(server, floor, token, project_id, source, digest, args.rounds)
 
     def rate(seconds: list[float]) -> float:
         return round(args.mib / min(seconds), 1)
@@ -324,6 +369,7 @@ def main(argv: list[str] | None = None) -> None:
     floor = rate([r.cp_sync_s for r in done])
     uploads = rate([r.upload_s for r in done])
     downloads = rate([r.download_s for r in done])
+    stack = rate([r.stack_s for r in done])
     round_trip = all(r.round_trip for r in done)
     if not round_trip:
         _say("WARNING: the bytes did not round-trip (size or SHA-256 differ)")
@@ -336,6 +382,9 @@ def main(argv: list[str] | None = None) -> None:
                 "mib_per_s": uploads,
                 "cp_mib_per_s": floor,
                 "ratio": round(uploads / floor, 3),
+                "stack_mib_per_s": stack,
+                "stack_ratio": round(uploads / stack, 3),
+                "stack_cp_ratio": round(stack / floor, 3),
                 "download_mib_per_s": downloads,
                 "download_ratio": round(downloads / floor, 3),
                 "rss_growth_mib": max(r.upload_rss_mib for r in done),

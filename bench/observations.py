@@ -60,14 +60,16 @@ def prepare(runtime: Runtime, projects_count: int) -> tuple[str, str, list[str]]
     """An operator token, an agent token, and projects (written directly: setup only)."""
 
     def write(uow: UnitOfWork) -> tuple[str, str, list[str]]:
-        operator = identity.create_principal(uow, name="bench-operator", kind="human",
-                                             operator=True)
+        operator = identity.create_principal(
+            uow, name="bench-operator", kind="human", operator=True
+        )
         agent = identity.create_principal(uow, name="bench-agent", kind="agent")
         op_token = identity.create_token(uow, principal=operator.id).plaintext
         agent_token = identity.create_token(uow, principal=agent.id).plaintext
         actor = identity.authenticate(uow, op_token)
-        made = [projects.create_project(uow, actor, name=f"bench-{i}").id
-                for i in range(projects_count)]
+        made = [
+            projects.create_project(uow, actor, name=f"bench-{i}").id for i in range(projects_count)
+        ]
         return op_token, agent_token, made
 
     return runtime.write(write)
@@ -78,24 +80,53 @@ def create_jobs(
 ) -> list[tuple[str, str, str]]:
     """One task, claim and job per session: (session token, project id, job id)."""
     made = []
-    with httpx.Client(base_url=base_url, timeout=60,
-                      headers={"Authorization": f"Bearer {operator_token}"}) as operator:
+    with httpx.Client(
+        base_url=base_url, timeout=60, headers={"Authorization": f"Bearer {operator_token}"}
+    ) as operator:
         for index, session in enumerate(sessions):
             project_id = project_ids[index % len(project_ids)]
-            task = graphql(operator, CREATE_TASK, "createTask", {
-                "projectId": project_id, "kind": "GENERAL", "title": f"job {index}",
-                "acceptanceCriteria": ["runs"]})
-            with httpx.Client(base_url=base_url, timeout=60,
-                              headers={"Authorization": f"Bearer {session}"}) as agent:
-                claim = graphql(agent, CLAIM, "claimTask", {
-                    "projectId": project_id, "taskId": task["task"]["id"],
-                    "idempotencyKey": uuid.uuid4().hex})
+            task = graphql(
+                operator,
+                CREATE_TASK,
+                "createTask",
+                {
+                    "projectId": project_id,
+                    "kind": "GENERAL",
+                    "title": f"job {index}",
+                    "acceptanceCriteria": ["runs"],
+                },
+            )
+            with httpx.Client(
+                base_url=base_url, timeout=60, headers={"Authorization": f"Bearer {session}"}
+            ) as agent:
+                claim = graphql(
+                    agent,
+                    CLAIM,
+                    "claimTask",
+                    {
+                        "projectId": project_id,
+                        "taskId": task["task"]["id"],
+                        "idempotencyKey": uuid.uuid4().hex,
+                    },
+                )
                 attempt = claim["attempt"]
-                job = graphql(agent, REGISTER, "registerJob", {
-                    "attemptId": attempt["id"], "generation": attempt["generation"],
-                    "jobId": f"bench-{index}", "producer": "bench", "runnerHost": "bench",
-                    "checkout": "/bench", "operation": "test", "invocation": "bench",
-                    "freshnessSeconds": 60, "idempotencyKey": uuid.uuid4().hex})
+                job = graphql(
+                    agent,
+                    REGISTER,
+                    "registerJob",
+                    {
+                        "attemptId": attempt["id"],
+                        "generation": attempt["generation"],
+                        "jobId": f"bench-{index}",
+                        "producer": "bench",
+                        "runnerHost": "bench",
+                        "checkout": "/bench",
+                        "operation": "test",
+                        "invocation": "bench",
+                        "freshnessSeconds": 60,
+                        "idempotencyKey": uuid.uuid4().hex,
+                    },
+                )
             if job["__typename"] != "JobPayload":
                 raise SystemExit(f"registerJob: {job}")
             made.append((session, project_id, job["job"]["id"]))
@@ -106,15 +137,24 @@ def create_jobs(
 
 
 def subscribers_main(
-    base_url: str, token: str, targets: list[tuple[str, str]], start_at: float, stop_at: float,
-    ready: Any, results: Any,
+    base_url: str,
+    token: str,
+    targets: list[tuple[str, str]],
+    start_at: float,
+    stop_at: float,
+    ready: Any,
+    results: Any,
 ) -> None:
     results.put(asyncio.run(_subscribers(base_url, token, targets, start_at, stop_at, ready)))
 
 
 async def _subscribers(
-    base_url: str, token: str, targets: list[tuple[str, str]], start_at: float,
-    stop_at: float, ready: Any,
+    base_url: str,
+    token: str,
+    targets: list[tuple[str, str]],
+    start_at: float,
+    stop_at: float,
+    ready: Any,
 ) -> dict[str, Any]:
     url = base_url.replace("http://", "ws://") + "/graphql"
     latencies: list[float] = []
@@ -126,11 +166,24 @@ async def _subscribers(
         async with websockets.connect(
             url, subprotocols=[Subprotocol("graphql-transport-ws")], max_queue=None
         ) as ws:
-            await ws.send(json.dumps({"type": "connection_init",
-                                      "payload": {"Authorization": f"Bearer {token}"}}))
+            await ws.send(
+                json.dumps(
+                    {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}
+                )
+            )
             assert json.loads(await ws.recv())["type"] == "connection_ack"
-            await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {
-                "query": SUBSCRIBE, "variables": {"p": project_id, "j": job_id, "after": 0}}}))
+            await ws.send(
+                json.dumps(
+                    {
+                        "id": "1",
+                        "type": "subscribe",
+                        "payload": {
+                            "query": SUBSCRIBE,
+                            "variables": {"p": project_id, "j": job_id, "after": 0},
+                        },
+                    }
+                )
+            )
             connected += 1
             while time.time() < stop_at + 2:
                 try:
@@ -165,7 +218,10 @@ async def _subscribers(
 
 
 async def observe_all(
-    base_url: str, jobs: list[tuple[str, str, str]], interval: float, start_at: float,
+    base_url: str,
+    jobs: list[tuple[str, str, str]],
+    interval: float,
+    start_at: float,
     stop_at: float,
 ) -> dict[str, Any]:
     latencies: list[float] = []
@@ -182,8 +238,10 @@ async def observe_all(
                 httpx.AsyncClient(base_url=base_url, timeout=60)
             )
             headers = {"Authorization": f"Bearer {session}"}
-            body = {"query": OBSERVE, "variables": {"input": {"jobId": job_id,
-                                                              "status": "RUNNING"}}}
+            body = {
+                "query": OBSERVE,
+                "variables": {"input": {"jobId": job_id, "status": "RUNNING"}},
+            }
             # Phases spread evenly, so the load is a steady rate, not bursts.
             tick = start_at - 1.0 + interval * index / len(jobs)
             while tick < stop_at:
@@ -221,8 +279,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measured window")
     parser.add_argument("--database-url", help="SQLite file, or a hub_bench* PostgreSQL db")
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--server-wrapper", default="",
-                        help="command prefix for the server, e.g. a profiler")
+    parser.add_argument(
+        "--server-wrapper", default="", help="command prefix for the server, e.g. a profiler"
+    )
     args = parser.parse_args(argv)
     servers = args.servers or (1 if args.backend == "sqlite" else 2)
     if args.backend == "sqlite" and servers != 1:
@@ -233,9 +292,18 @@ def main(argv: list[str] | None = None) -> None:
         operator_token, agent_token, project_ids = prepare(runtime, args.projects)
         runtime.close()
         with ExitStack() as stack:
-            urls = [stack.enter_context(served(scratch, workers=1, synchronous="FULL",
-                                               pool_size=20, wrapper=args.server_wrapper)).url
-                    for _ in range(servers)]
+            urls = [
+                stack.enter_context(
+                    served(
+                        scratch,
+                        workers=1,
+                        synchronous="FULL",
+                        pool_size=20,
+                        wrapper=args.server_wrapper,
+                    )
+                ).url
+                for _ in range(servers)
+            ]
             observe_url, listen_url = urls[0], urls[-1]
             sessions = start_sessions(observe_url, [agent_token] * args.jobs)
             jobs = create_jobs(observe_url, operator_token, sessions, project_ids)
@@ -245,13 +313,14 @@ def main(argv: list[str] | None = None) -> None:
             stop_at = start_at + args.seconds
             context = multiprocessing.get_context("spawn")
             ready, results = context.Event(), context.Queue()
-            listener = context.Process(target=subscribers_main, args=(
-                listen_url, operator_token, targets, start_at, stop_at, ready, results))
+            listener = context.Process(
+                target=subscribers_main,
+                args=(listen_url, operator_token, targets, start_at, stop_at, ready, results),
+            )
             listener.start()
             if not ready.wait(60):
                 raise SystemExit("subscribers did not connect")
-            observed = asyncio.run(observe_all(observe_url, jobs, args.interval, start_at,
-                                               stop_at))
+            observed = asyncio.run(observe_all(observe_url, jobs, args.interval, start_at, stop_at))
             heard = results.get(timeout=120)
             listener.join(30)
     # Each subscriber follows one job: it should hear every observation of that job.

@@ -22,14 +22,18 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import strawberry
-from claims import free_port
+from claims import Server, free_port
 from scratch import ms, percentile
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 from strawberry.asgi import GraphQL
 from strawberry.extensions import ParserCache, ValidationCache
@@ -74,6 +78,15 @@ class Mutation:
         )
 
 
+async def body(request: Request) -> JSONResponse:
+    """A request body read to its end and dropped: the floor of any upload on this stack
+    (`bench/artifacts.py`)."""
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+    return JSONResponse({"sizeBytes": size}, status_code=201)
+
+
 def app() -> Starlette:
     """The server side (uvicorn's factory in the server process)."""
     schema = strawberry.Schema(
@@ -81,7 +94,40 @@ def app() -> Starlette:
         mutation=Mutation,
         extensions=[ParserCache(maxsize=100), ValidationCache(maxsize=100)],
     )
-    return Starlette(routes=[Route("/graphql", GraphQL(schema), methods=["POST"])])
+    return Starlette(
+        routes=[
+            Route("/graphql", GraphQL(schema), methods=["POST"]),
+            Route("/body", body, methods=["POST"]),
+        ]
+    )
+
+
+@contextmanager
+def floor_served() -> Iterator[Server]:
+    """The stack-floor app in its own uvicorn process, as `claims.served` runs hub's."""
+    port = free_port()
+    here = os.path.dirname(os.path.abspath(__file__))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "stack_floor:app", "--factory", "--host",
+         "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log"],
+        cwd=here, start_new_session=True,
+    )  # fmt: skip
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.post(f"{base_url}/graphql", json={"query": "{ ok }"}, timeout=2)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("the stack-floor server did not start") from None
+                time.sleep(0.2)
+        yield Server(base_url, server.pid)
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGINT)
+            server.wait(timeout=30)
 
 
 def drive(base_url: str, clients: int, seconds: float) -> dict[str, Any]:
@@ -90,8 +136,10 @@ def drive(base_url: str, clients: int, seconds: float) -> dict[str, Any]:
     stop = start + seconds
 
     def client(index: int) -> None:
-        body = {"query": MUTATION, "variables": {"input": {
-            "id": f"t{index}", "generation": 1, "idempotencyKey": "k"}}}
+        body = {
+            "query": MUTATION,
+            "variables": {"input": {"id": f"t{index}", "generation": 1, "idempotencyKey": "k"}},
+        }
         with httpx.Client(base_url=base_url, timeout=30) as http:
             while time.perf_counter() < stop:
                 sent = time.perf_counter()
@@ -115,29 +163,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
 
-    port = free_port()
-    here = os.path.dirname(os.path.abspath(__file__))
-    server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "stack_floor:app", "--factory", "--host",
-         "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log"],
-        cwd=here, start_new_session=True,
-    )  # fmt: skip
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.post(f"{base_url}/graphql", json={"query": "{ ok }"}, timeout=2)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("the stack-floor server did not start") from None
-                time.sleep(0.2)
-        figures = drive(base_url, args.clients, args.seconds)
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGINT)
-            server.wait(timeout=30)
+    with floor_served() as server:
+        figures = drive(server.url, args.clients, args.seconds)
     latencies = figures["latencies"]
     result = {
         "clients": args.clients,
