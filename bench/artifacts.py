@@ -359,9 +359,9 @@ def main(argv: list[str] | None = None) -> None:
                 wrapper=args.server_wrapper,
                 settings=limits,
             ) as server,
-            floor_served() as floor,
+            floor_served() as stack_server,
         ):
-            done = rounds(server, floor, token, project_id, source, digest, args.rounds)
+            done = rounds(server, stack_server, token, project_id, source, digest, args.rounds)
 
     def rate(seconds: list[float]) -> float:
         return round(args.mib / min(seconds), 1)
