@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import uvicorn
+from starlette.applications import Starlette
 
 from hub.app import create_app
 from hub.runtime import Runtime
@@ -20,12 +21,19 @@ from hub.runtime import Runtime
 
 @contextmanager
 def serve(runtime: Runtime) -> Iterator[str]:
+    with serve_app(create_app(runtime)) as url:
+        yield url
+
+
+@contextmanager
+def serve_app(app: Starlette) -> Iterator[str]:
+    """Any ASGI app (the hub's, or a test's stand-in) on a free port of 127.0.0.1."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(
-        create_app(runtime),
+        app,
         log_level="warning",
         lifespan="on",
         ws="websockets-sansio",

@@ -117,6 +117,7 @@ COMMANDS: Mapping[str, str] = {
     "projects": "hub project list",
     "claimTask": "hub agent next",
     "claimRecovery": "hub agent recover",
+    "importTasks": "hub import",
 }
 # Only the camelCase names: one-word ones ("task", "projects") are ordinary words too.
 _OPERATION = re.compile(

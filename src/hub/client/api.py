@@ -41,6 +41,8 @@ from hub.client.results import (
 )
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
+# An import is answered after its last item is applied, in one transaction.
+IMPORT_READ_TIMEOUT_SECONDS = 600.0
 
 # Failures that happen before a byte of the request leaves: the server cannot have seen it.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
@@ -190,6 +192,31 @@ class HubApi:
                 "Idempotency-Key": idempotency_key,
             },
         )
+        return self._answered(response)
+
+    def import_items(
+        self, parameters: Mapping[str, str], body: Iterable[bytes], idempotency_key: str
+    ) -> dict[str, Any]:
+        """`POST /api/imports`: the items as JSON Lines, `body` streamed as it is
+        produced (no length declared: the items are read as they are sent). Answers the
+        import's report; a refusal raises `ProblemError` (`Unauthenticated` for a
+        refused token). The server answers once it has read and applied every item, so
+        the answer may take longer than other requests' (`IMPORT_READ_TIMEOUT_SECONDS`)."""
+        response = self._post(
+            "/api/imports",
+            params=dict(parameters),
+            content=body,
+            headers={
+                "Content-Type": "application/x-ndjson",
+                "Idempotency-Key": idempotency_key,
+            },
+            timeout=httpx.Timeout(DEFAULT_TIMEOUT_SECONDS, read=IMPORT_READ_TIMEOUT_SECONDS),
+        )
+        return self._answered(response)
+
+    def _answered(self, response: httpx.Response) -> dict[str, Any]:
+        """A REST route's answer: its JSON object, or its refusal (`{"error": {"code",
+        "message", …}}`) raised as the problem a mutation would have answered."""
         answer = self._object(response)
         if response.is_success:
             return answer

@@ -25,7 +25,6 @@ from hub.client.plans.formats import (
     parse_format,
 )
 from hub.client.plans.items import (
-    CLOSE_REASONS,
     WIRE_FIELDS,
     Item,
     Located,
@@ -34,7 +33,6 @@ from hub.client.plans.items import (
 )
 
 __all__ = [
-    "CLOSE_REASONS",
     "DESCRIPTIONS",
     "EXTENSIONS",
     "WIRE_FIELDS",

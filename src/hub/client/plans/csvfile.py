@@ -2,7 +2,8 @@
 
 The columns are named like the wire fields; `closeReason`, `closeNote`,
 `reopenCondition` and `relatedTo` are the fields of `closed`, spelt as a task's. Only
-`sourceId` and `title` are required columns; an empty cell is a field left out. A list
+`sourceId` and `title` are required columns; an empty cell is a field left out (the
+server says which item lacks a required one). A list
 (`acceptanceCriteria`, `prerequisites`, `labels`) is one cell, its entries separated by
 `|`: criteria are sentences, and sentences use commas and semicolons where they almost
 never use a bar; `\\|` is a bar inside an entry. An unknown column is refused, naming
@@ -88,9 +89,8 @@ def _item(path: Path, line: int, columns: list[str], row: list[str], default: st
         )
     cells = {name: cell.strip() for name, cell in zip(columns, row, strict=True)}
     where = at_line(line, cells.get("sourceId"))
-    for name in REQUIRED:
-        if not cells[name]:
-            raise PlanFileError(path, where, f"{name} is empty: every item needs one")
+    # An empty cell is a field left out, a required one too: the server says which
+    # item lacks what (and `--partial` imports the others).
     item: Item = {"sourceSystem": cells.get("sourceSystem") or default}
     for name in SCALARS:
         if cells.get(name) and name != "sourceSystem":
@@ -107,11 +107,8 @@ def _item(path: Path, line: int, columns: list[str], row: list[str], default: st
             item[name] = split_list(cells[name])
     closed = {field: cells[column] for column, field in CLOSED.items() if cells.get(column)}
     if closed:
-        if "reason" not in closed:
-            raise PlanFileError(
-                path, where, "closeNote, reopenCondition or relatedTo without a closeReason"
-            )
-        closed["reason"] = closed["reason"].upper()
+        if "reason" in closed:
+            closed["reason"] = closed["reason"].upper()
         item["closed"] = closed
     return item
 

@@ -1,7 +1,8 @@
 """What every plan reader yields and how it refuses a file.
 
 An item is a dict in the import wire format (docs/imports.md): the keys below and no
-others. Readers yield `Located` items (the item and the line it starts on) so a refusal,
+others (hub's own formats are passed on as written: the server refuses what it does
+not know). Readers yield `Located` items (the item and the line it starts on) so a refusal,
 by the reader or later by the server, can name the line of the file a person edits.
 """
 
@@ -32,8 +33,6 @@ WIRE_FIELDS = (
     "labels",
     "closed",
 )
-CLOSED_FIELDS = ("reason", "note", "reopenCondition", "relatedTo")
-CLOSE_REASONS = ("REJECTED", "SUPERSEDED", "DUPLICATE", "DEFERRED", "COMPLETED")
 
 
 class Located(NamedTuple):
@@ -67,34 +66,14 @@ def at_line(line: int, source_id: object = None) -> str:
 
 
 def check_wire_item(path: Path, line: int, value: object) -> Item:
-    """A wire item as hub's own formats write it: an object with known keys only (a typo
-    is refused here, with its line, rather than by the server with an item number), a
-    source id and a title. The server checks the values."""
+    """A wire item as hub's own formats write it: a JSON object. Its fields are the
+    server's to judge (an unknown field, a missing title…), item by item, so that
+    `--partial` imports the rest; the command line names the line of an item the
+    server refuses."""
     if not isinstance(value, dict):
         raise PlanFileError(
             path, f"line {line}", f"an item must be a JSON object, not {_json_type(value)}"
         )
-    where = at_line(line, value.get("sourceId"))
-    unknown = sorted(set(value) - set(WIRE_FIELDS))
-    if unknown:
-        raise PlanFileError(
-            path,
-            where,
-            f"unknown field {', '.join(map(repr, unknown))}; an item has {', '.join(WIRE_FIELDS)}",
-        )
-    closed = value.get("closed")
-    if isinstance(closed, dict):
-        unknown = sorted(set(closed) - set(CLOSED_FIELDS))
-        if unknown:
-            raise PlanFileError(
-                path,
-                where,
-                f"unknown field {', '.join(map(repr, unknown))} in closed; it has "
-                f"{', '.join(CLOSED_FIELDS)}",
-            )
-    for required in ("sourceId", "title"):
-        if not isinstance(value.get(required), str) or not value[required].strip():
-            raise PlanFileError(path, where, f"{required} is required (a non-empty string)")
     return value
 
 
