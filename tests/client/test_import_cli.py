@@ -131,7 +131,7 @@ def test_an_invalid_item_refuses_the_import_naming_its_line(
     path.write_text('{"sourceId": "a", "title": "A"}\n\n{"sourceId": "d", "title": ""}\n')
     result = person("import", str(path), "--project", "hub", exit_code=1)
     assert "VALIDATION_FAILED" in result.stderr
-    assert "item 2 (plan.jsonl line 3) (d): title: is required" in result.stderr
+    assert f"{path}: item 2 (line 3) (d): title: is required" in result.stderr
     failed = person.json("import", str(path), "--project", "hub", exit_code=1)
     assert failed["error"]["code"] == "VALIDATION_FAILED"
     assert pending(person) == {}  # a refusal is a definite answer

@@ -383,8 +383,9 @@ def _with_lines(error: ClientError, plan: Plan | None) -> str | None:
         return None
 
     def told(match: re.Match[str]) -> str:
-        number = int(match.group(1))
-        line = lines.get(number)
-        return match.group(0) + (f" ({plan.path.name} line {line})" if line else "")
+        line = lines.get(int(match.group(1)))
+        return match.group(0) + (f" (line {line})" if line else "")
 
-    return cli_words(re.sub(r"\bitem (\d+)\b", told, error.message), OPTIONS)
+    # `items: item 3 (…): …` is said of the file: `plan.md: item 3 (line 12) (…): …`.
+    words = re.sub(r"\bitem (\d+)\b", told, error.message)
+    return cli_words(words, {**OPTIONS, "items": str(plan.path)})

@@ -212,6 +212,13 @@ class HubApi:
             },
             timeout=httpx.Timeout(DEFAULT_TIMEOUT_SECONDS, read=IMPORT_READ_TIMEOUT_SECONDS),
         )
+        if response.status_code in (404, 405) and "json" not in response.headers.get(
+            "content-type", ""
+        ):
+            raise RequestRejected(
+                f"{self.server} has no import route (POST /api/imports answered HTTP "
+                f"{response.status_code}): it runs an older hub than this command"
+            )
         return self._answered(response)
 
     def _answered(self, response: httpx.Response) -> dict[str, Any]:
