@@ -16,6 +16,8 @@
     PlanningApi   projects and tasks, for `hub project …` and `hub task …` (`planning`),
                   with `Connection`: which server and credential a command uses
                   (`connection`)
+    plans         plan files read as import items, one reader per format
+    importing     `hub import`: a plan's items streamed to the server, its key pending
 
 Errors are drawn in `hub.client.errors`. Nothing here imports the server's modules: an
 import-linter contract in pyproject.toml keeps it that way.
