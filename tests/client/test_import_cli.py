@@ -153,9 +153,20 @@ def test_a_lost_answer_is_resolved_by_the_same_command_under_the_same_key(
     assert standin.applied == 1  # applied once
     assert pending(person) == {}
 
+    # Told in words too.
+    standin.lose_next = 1
+    plan.write_text(plan.read_text() + "- [ ] One more {#more}\n")
+    person("import", str(plan), "--project", "hub", exit_code=3)
+    words = person("import", str(plan), "--project", "hub").stdout
+    assert "sent again under the key of an earlier run that had no answer" in words
+    assert "the server had applied it: this is its report" in words
+
     # A new run of the same import is a new request.
     person("import", str(plan), "--project", "hub")
-    assert standin.seen[2].headers["idempotency-key"] != key
+    assert standin.seen[-1].headers["idempotency-key"] not in (
+        key,
+        standin.seen[-2].headers["idempotency-key"],
+    )
 
 
 def test_a_changed_file_after_a_lost_answer_is_a_new_request(

@@ -269,7 +269,7 @@ def _print_report(
     console.print(
         f"{head} {total} item(s) of {escape(name)} into project {escape(project)}"
         + (" (dry run: nothing was changed)" if dry_run else "")
-        + (" (the answer to an earlier run of this import, which had none)" if resent else "")
+        + (_resent_words(report) if resent else "")
     )
     console.print(
         "  " + ", ".join(f"{counts.get(outcome, 0)} {WORDS[outcome]}" for outcome in OUTCOMES)
@@ -307,6 +307,11 @@ def _print_report(
     if report.get("id"):
         console.print(f"[dim]report {escape(str(report['id']))}[/dim]")
     console.print(f"[dim]hub task list --project {escape(project)}[/dim]")
+
+
+def _resent_words(report: dict[str, Any]) -> str:
+    replayed = "; the server had applied it: this is its report" if report.get("replay") else ""
+    return f" (sent again under the key of an earlier run that had no answer{replayed})"
 
 
 def _row_words(row: dict[str, Any], lines: dict[int, int]) -> str:
