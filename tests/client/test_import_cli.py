@@ -116,8 +116,8 @@ def test_conflicts_closed_and_invalid_items_are_listed(
     )
     assert "conflicts: changed in hub since the last import (not overwritten):" in out
     assert "b (item 2, line 2): the task changed in hub since the last import" in out
-    assert 'incoming: {"title": "B"}' in out
-    assert 'current: {"title": "B (edited in hub)"}' in out
+    assert 'in the file: {"title": "B"}' in out
+    assert 'in hub: {"state": "OPEN", "title": "B (edited in hub)"}' in out
     assert "skipped: closed in hub (never re-created or reopened):" in out
     assert "closed DEFERRED, reopen when: after 1.0" in out
     assert "invalid (not imported):" in out and "d (item 4, line 4): title: is required" in out
@@ -131,7 +131,7 @@ def test_an_invalid_item_refuses_the_import_naming_its_line(
     path.write_text('{"sourceId": "a", "title": "A"}\n\n{"sourceId": "d", "title": ""}\n')
     result = person("import", str(path), "--project", "hub", exit_code=1)
     assert "VALIDATION_FAILED" in result.stderr
-    assert f"{path}: item 2 (line 3) (d): title: is required" in result.stderr
+    assert f"{path}: item 2 (line 3) ('d'): title: is required" in result.stderr
     failed = person.json("import", str(path), "--project", "hub", exit_code=1)
     assert failed["error"]["code"] == "VALIDATION_FAILED"
     assert pending(person) == {}  # a refusal is a definite answer

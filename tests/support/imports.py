@@ -2,7 +2,9 @@
 on its own (docs/imports.md): `POST /api/imports` reads JSON Lines of wire items from
 a streamed body and answers a report; `POST /graphql` answers `resolveProject`.
 
-It keeps what the real route must: a bearer token, the Idempotency-Key (the same key
+Its report has the shape of the real one (`counts`, `items` with each item's
+`number`, `outcome`, `hubVersion` and `incomingVersion` for a conflict). It keeps what
+the real route must: a bearer token, the Idempotency-Key (the same key
 and body replay the first report, another body under it is IDEMPOTENCY_CONFLICT),
 all-or-nothing unless partial, source ids matched on re-import. The outcomes it
 answers are simple on purpose (CONFLICT and SKIPPED_CLOSED only for the source ids a
@@ -126,7 +128,7 @@ class ImportStandIn:
                 seen,
                 400,
                 "VALIDATION_FAILED",
-                f"items: item {first['index']} ({first['sourceId']}): {first['message']}",
+                f"items: item {first['number']} ({first['sourceId']!r}): {first['message']}",
             )
         if not dry_run:
             self._apply(items, rows)
@@ -151,7 +153,7 @@ class ImportStandIn:
 
     def _row(self, index: int, item: dict[str, Any]) -> dict[str, Any]:
         source = (str(item.get("sourceSystem")), str(item.get("sourceId")))
-        row: dict[str, Any] = {"index": index, "sourceSystem": source[0], "sourceId": source[1]}
+        row: dict[str, Any] = {"number": index, "sourceSystem": source[0], "sourceId": source[1]}
         unknown = sorted(set(item) - set(WIRE_FIELDS))
         if unknown or not item.get("title"):
             why = f"unknown field {unknown[0]!r}" if unknown else "title: is required"
@@ -165,8 +167,8 @@ class ImportStandIn:
                 "outcome": "CONFLICT",
                 "taskId": task,
                 "message": "the task changed in hub since the last import",
-                "incoming": {"title": item["title"]},
-                "current": {"title": f"{item['title']} (edited in hub)"},
+                "incomingVersion": {"title": item["title"], "state": None},
+                "hubVersion": {"title": f"{item['title']} (edited in hub)", "state": "OPEN"},
             }
         if source not in self.known:
             return {**row, "outcome": "CREATED"}

@@ -332,9 +332,16 @@ def _row_words(row: dict[str, Any], lines: dict[int, int]) -> str:
     return escape(said)
 
 
+# A conflict's versions, as the report names them, and how they are told.
+VERSIONS = {"incomingVersion": "in the file", "hubVersion": "in hub"}
+
+
 def _versions(row: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The versions a conflict shows: the row's fields that are records."""
-    return [(name, value) for name, value in row.items() if isinstance(value, dict)]
+    """The versions a conflict shows: the file's, then hub's (and any other record the
+    row holds, under its own name)."""
+    records = {name: value for name, value in row.items() if isinstance(value, dict)}
+    named = [(VERSIONS[name], records.pop(name)) for name in VERSIONS if name in records]
+    return named + list(records.items())
 
 
 def _find(value: Any, name: str) -> str | None:
@@ -349,6 +356,8 @@ def _find(value: Any, name: str) -> str | None:
 
 
 def _compact(value: Any) -> str:
+    if isinstance(value, dict):
+        value = {name: field for name, field in value.items() if field is not None}
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
