@@ -15,6 +15,7 @@ from rich.markup import escape
 from sqlalchemy.exc import OperationalError
 
 from hub.cli.agent import app as agent_app
+from hub.cli.exports import EXPORT_HELP, export
 from hub.cli.options import AsJson
 from hub.cli.output import print_json
 from hub.cli.projects import app as project_app
@@ -38,6 +39,7 @@ app.add_typer(token_app, name="token")
 app.add_typer(agent_app, name="agent")
 app.add_typer(project_app, name="project")
 app.add_typer(task_app, name="task")
+app.command("export", help=EXPORT_HELP)(export)
 maintenance_app = typer.Typer(help="Upkeep.", no_args_is_help=True)
 app.add_typer(maintenance_app, name="maintenance")
 
