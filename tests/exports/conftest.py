@@ -10,9 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
+from hub.clock import ManualClock
 from tests.conftest import AgentSession, Principal
 from tests.support import artifacts, knowledge, review, work
-from tests.support.workflow import claim_review, deliver
+from tests.support.workflow import claim_review, deliver, sha, take_to_done
 from tests.support.workflow import review as submit_review
 
 
@@ -32,7 +33,7 @@ class Populated:
 
 
 def populate(
-    operator: Principal, agent: Callable[..., AgentSession]
+    operator: Principal, agent: Callable[..., AgentSession], clock: ManualClock
 ) -> Populated:
     api = operator.api
     project = work.create_project(api, "Export me", aliases=["exported"])
@@ -72,6 +73,14 @@ def populate(
         findings=review.one_of_each_severity(),
     )  # fmt: skip
     assert decided["__typename"] == "ReviewPayload", decided
+    hashing = work.new_task(
+        api, project, kind="IMPLEMENTATION", title="Hash the tokens", parentId=epic,
+        sourceId="hash-tokens", **plan,
+    )  # fmt: skip
+    done = deliver(api, worker.api, project=project, repository=delivery.repository,
+                   task=hashing, candidate=sha("d"))  # fmt: skip
+    clock.advance(hours=2)  # claimed two hours before it is done
+    take_to_done(agent("approver").api, agent("integrator").api, done)
 
     attempt, job = artifacts.working_job(api, worker.api, project)
     recorded = artifacts.evidence(worker.api, attempt, jobId=job["id"])
@@ -85,7 +94,7 @@ def populate(
         project=project,
         other_project=other,
         tasks={"epic": epic, "schema": schema, "login": login, "docs": docs,
-               "duplicate": duplicate, "later": later},
+               "duplicate": duplicate, "later": later, "hashing": hashing},
         submission=delivery.submission,
         worker=worker,
         reviewer=reviewer,
@@ -96,8 +105,10 @@ def populate(
 
 
 @pytest.fixture
-def populated(operator: Principal, agent: Callable[..., AgentSession]) -> Populated:
-    return populate(operator, agent)
+def populated(
+    operator: Principal, agent: Callable[..., AgentSession], clock: ManualClock
+) -> Populated:
+    return populate(operator, agent, clock)
 
 
 def export_lines(server: str, token: str | None, project: str) -> httpx.Response:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from hub import exports
+from hub.clock import ManualClock
 from hub.identity._permissions import refusal
 from hub.runtime import Runtime
 from hub.storage import export as storage_export
@@ -67,11 +68,15 @@ def test_the_stream_holds_every_module_s_rows_of_the_project_and_no_other(
     assert "Not in the export" not in str(lines)
     # The principals and sessions the rows name, no others, and never a secret.
     names = {p["name"] for p in rows["principals"]}
-    assert {"operator", "worker", "reviewer"} <= names
+    assert names == {"operator", "worker", "reviewer", "approver", "integrator"}
     assert stranger.name not in names
     assert all("password_hash" not in p for p in rows["principals"])
-    assert {s["id"] for s in rows["agent_sessions"]} == {
-        populated.worker.session_id, populated.reviewer.session_id,
+    sessions = {s["id"]: s for s in rows["agent_sessions"]}
+    assert len(sessions) == 4  # the worker's, the reviewer's, the approver's, the integrator's
+    assert {populated.worker.session_id, populated.reviewer.session_id} <= set(sessions)
+    principal_names = {p["id"]: p["name"] for p in rows["principals"]}
+    assert {principal_names[s["principal_id"]] for s in sessions.values()} == {
+        "worker", "reviewer", "approver", "integrator",
     }  # fmt: skip
     assert all("storage_key" not in a for a in rows["artifacts"])
     assert all("search_text" not in v for v in rows["lesson_versions"])
@@ -163,9 +168,13 @@ def _take(runtime: Runtime, project: str, then: Callable[[], None]) -> list[Expo
 
 
 def test_the_export_is_one_snapshot_whatever_is_written_while_it_streams(
-    runtime: Runtime, server: str, operator: Principal, agent: Callable[..., AgentSession]
+    runtime: Runtime,
+    server: str,
+    operator: Principal,
+    agent: Callable[..., AgentSession],
+    clock: ManualClock,
 ) -> None:
-    made = populate(operator, agent)
+    made = populate(operator, agent, clock)
     late: list[str] = []
 
     def meanwhile() -> None:

@@ -517,4 +517,13 @@ def release_integration(
 def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
     """The project's integrations, their reports and validations, and the reservations
     of integration targets, for an export (docs/exports.md)."""
-    return export_tables(uow, project_id, project_tables(tables))
+    return export_tables(
+        uow,
+        project_id,
+        project_tables(tables),
+        # Named without a foreign key in the schema; the export says what they name.
+        references={
+            "integrations": {"task_id": "tasks", "integration_task_id": "tasks"},
+            "integration_reports": {"attempt_id": "attempts"},
+        },
+    )

@@ -538,4 +538,13 @@ def _settle(uow: UnitOfWork, subject: work.SubmissionView, actor: Actor) -> None
 def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
     """The project's reviews, findings and human review requests, for an export
     (docs/exports.md)."""
-    return export_tables(uow, project_id, project_tables(tables))
+    return export_tables(
+        uow,
+        project_id,
+        project_tables(tables),
+        # Named without a foreign key in the schema; the export says what they name.
+        references={
+            "reviews": {"task_id": "tasks"},
+            "findings": {"submission_id": "submissions", "task_id": "tasks"},
+        },
+    )

@@ -114,11 +114,15 @@ def export_table(
 
     `omit`: columns never exported (secrets, storage internals). `references`: columns
     naming a record of another table without a foreign key in the schema (an event's
-    actor), as column → table."""
+    actor, a finding's task), as column → table, described like the foreign keys."""
     size = page_size or PAGE_SIZE
     columns = [c for c in table.columns if c.name not in omit]
     key_columns = [table.c[name] for name in key] if key else list(table.primary_key.columns)
-    outside = {**_outside_references(table), **(references or {})}
+    outside = _outside_references(table)
+    for column, target in (references or {}).items():
+        known = table.metadata.tables.get(target)
+        if known is None or PROJECT_COLUMN not in known.c:
+            outside[column] = target
     yield ExportRecord(TABLE_RECORD, describe(table, columns, key_columns, references))
     selected = {c.name for c in columns}
     statement = (

@@ -143,7 +143,16 @@ def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
     """The project's tasks, their criteria revisions, prerequisites and links, attempts
     and their notes, checkpoints, worktrees and submissions: every table of the work
     module, for an export (docs/exports.md)."""
-    return export_tables(uow, project_id, project_tables(tables))
+    return export_tables(
+        uow,
+        project_id,
+        project_tables(tables),
+        # Named without a foreign key in the schema; the export says what they name.
+        references={
+            "tasks": {"subject_submission_id": "submissions", "current_attempt_id": "attempts"},
+            "attempts": {"recovers_attempt_id": "attempts"},
+        },
+    )
 
 
 __all__ = [
