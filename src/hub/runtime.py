@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import threading
 from collections.abc import AsyncGenerator, Callable, Iterator
@@ -217,13 +218,14 @@ class Runtime:
             except RuntimeError:  # the loop has closed: nobody reads any more
                 put.close()
                 return False
-            while not stopped.is_set():
+            while not stopped.is_set() and not loop.is_closed():
                 try:
                     future.result(timeout=_STREAM_POLL_SECONDS)
                     return True
                 except concurrent.futures.TimeoutError:
                     continue
-            future.cancel()
+            with contextlib.suppress(RuntimeError):  # a closed loop takes no cancellation
+                future.cancel()
             return False
 
         def produce() -> None:

@@ -292,13 +292,11 @@ def _record(row: Event | Row[Any]) -> EventRecord:
 
 
 def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
-    """The project's event log in the order it was written (stream, then sequence), for
-    an export (docs/exports.md). An event's actor is a principal, named without a
-    foreign key in the log: the export says so."""
+    """The project's event log in the order it was written, for an export
+    (docs/exports.md). A project's events are all in its own stream (`_flush`), so their
+    sequence numbers are unique among them and `ix_events_project_id_seq` serves every
+    page. An event's actor is a principal, named without a foreign key in the log: the
+    export says so."""
     return export_table(
-        uow,
-        _EVENTS,
-        project_id,
-        key=("stream", "seq"),
-        references={"actor_id": "principals"},
+        uow, _EVENTS, project_id, key=("seq",), references={"actor_id": "principals"}
     )

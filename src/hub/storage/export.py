@@ -54,11 +54,11 @@ class ExportRecord:
     agent sessions), for their module to export; not part of the line."""
 
     table: str
-    row: Mapping[str, Any]
+    row: dict[str, Any]
     refers_to: tuple[tuple[str, str], ...] = field(default=())
 
     def line(self) -> dict[str, Any]:
-        return {"table": self.table, "row": dict(self.row)}
+        return {"table": self.table, "row": self.row}
 
 
 def project_tables(tables_module: ModuleType) -> list[Table]:
@@ -124,28 +124,34 @@ def export_table(
         if known is None or PROJECT_COLUMN not in known.c:
             outside[column] = target
     yield ExportRecord(TABLE_RECORD, describe(table, columns, key_columns, references))
-    selected = {c.name for c in columns}
+    names = [c.name for c in columns]
+    extra = [c for c in key_columns if c.name not in names]
     statement = (
-        select(*columns, *(c for c in key_columns if c.name not in selected))
+        select(*columns, *extra)
         .where(table.c[scope] == project_id)
         .order_by(*key_columns)
         .limit(size)
     )
+    # Positions in a result row, worked out once: rows are read as plain tuples, and
+    # only the datetime columns need converting (a vocabulary member is a `str`).
+    position = {name: i for i, name in enumerate([*names, *(c.name for c in extra)])}
+    times = [position[c.name] for c in columns if isinstance(c.type, UTCDateTime)]
+    named = [(position[name], target) for name, target in outside.items() if name in position]
+    keys = [position[c.name] for c in key_columns]
     last: tuple[Any, ...] | None = None
     while True:
         page = statement if last is None else statement.where(_after(key_columns, last))
-        rows = uow.session.execute(page).mappings().all()
+        rows = uow.session.execute(page).all()
         for row in rows:
-            values = {c.name: to_json(row[c.name]) for c in columns}
-            refers = tuple(
-                (target, str(row[name]))
-                for name, target in outside.items()
-                if name in row and row[name] is not None
-            )
-            yield ExportRecord(table.name, values, refers)
+            values = list(row[: len(names)])
+            for i in times:
+                if values[i] is not None:
+                    values[i] = values[i].isoformat(timespec="microseconds")
+            refers = tuple((target, str(row[i])) for i, target in named if row[i] is not None)
+            yield ExportRecord(table.name, dict(zip(names, values, strict=True)), refers)
         if len(rows) < size:
             return
-        last = tuple(rows[-1][c.name] for c in key_columns)
+        last = tuple(rows[-1][i] for i in keys)
 
 
 def export_chosen(
