@@ -317,3 +317,34 @@ def other_hub(
         other.release_threads()
         for _ in databases:
             pass
+
+
+def test_a_failure_mid_stream_ends_it_with_an_error_and_nothing_is_written(
+    person: HubCli, populated: Populated, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    server: str, operator: Principal,
+) -> None:
+    """Once lines are sent the status cannot change: the stream ends with `_error`, not
+    `_end`, and `hub export` writes nothing."""
+    from collections.abc import Iterator
+
+    from hub import exports
+    from hub.storage.export import ExportRecord
+    from hub.storage.unit_of_work import UnitOfWork
+    from tests.exports.conftest import export_lines, records
+
+    def failing(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+        yield ExportRecord("_table", {"name": "broken", "columns": {}, "primary_key": [],
+                                      "references": []})  # fmt: skip
+        raise RuntimeError("the disk is on fire")
+
+    monkeypatch.setattr(exports, "SOURCES", (*exports.SOURCES[:2], failing))
+    lines = records(export_lines(server, operator.token, populated.project))
+    assert lines[-1] == {"table": "_error", "row": {"message": "the export failed"}}
+    assert "fire" not in str(lines), "the failure's detail reached the client"
+    folder = tmp_path / "out"
+    folder.mkdir()
+    failed = person.json("export", "--project", populated.project, str(folder / "p.db"),
+                         exit_code=3)  # fmt: skip
+    assert failed["error"]["code"] == "EXPORT_INCOMPLETE"
+    assert "nothing was written" in failed["error"]["message"]
+    assert list(folder.iterdir()) == []
