@@ -1,5 +1,5 @@
-"""The ASGI application: GraphQL, artifact uploads and downloads, the dashboard, health,
-readiness and metrics."""
+"""The ASGI application: GraphQL, artifact uploads and downloads, project exports, the
+dashboard, health, readiness and metrics."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
 from hub.api.artifacts.upload import upload_route
+from hub.api.exports import export_route
 from hub.api.http import HubGraphQL
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
@@ -64,6 +65,7 @@ def create_app(runtime: Runtime) -> Starlette:
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
             upload_route(runtime),
+            export_route(runtime),
             *web_routes(runtime),
             *web_mounts(runtime),
         ],

@@ -8,11 +8,14 @@ transaction; the API, the web layer and the CLI all go through them.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import AsyncGenerator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -35,6 +38,12 @@ log = logging.getLogger("hub.runtime")
 # because nothing of the failed attempt was committed.
 _RETRYABLE_SQLSTATES = {"40P01", "40001"}
 _ATTEMPTS = 4
+# Streamed reads (`Runtime.astream`): how many run at once, how many items each may
+# produce ahead of its reader, and how often a blocked producer looks whether its
+# reader is gone.
+_STREAM_THREADS = 4
+_STREAM_AHEAD = 4
+_STREAM_POLL_SECONDS = 0.5
 
 
 class Runtime:
@@ -73,6 +82,10 @@ class Runtime:
         self._readers = ThreadPoolExecutor(
             max_workers=settings.database_pool_size, thread_name_prefix="hub-read"
         )
+        # Long reads that stream (exports) run beside the request reads, not in their pool.
+        self._streams = ThreadPoolExecutor(
+            max_workers=_STREAM_THREADS, thread_name_prefix="hub-stream"
+        )
         self.event_signal = EventSignal()
         self._background: list[Callable[[Runtime], AbstractAsyncContextManager[None]]] = []
         if self.database.is_postgresql:
@@ -94,6 +107,7 @@ class Runtime:
         *,
         write: bool,
         group: tuple[Connection, list[Callable[[], None]]] | None = None,
+        snapshot: bool = False,
     ) -> UnitOfWork:
         return UnitOfWork(
             self.database,
@@ -102,6 +116,7 @@ class Runtime:
             write=write,
             announce=self.event_signal.announce,
             group=group,
+            snapshot=snapshot,
         )
 
     def write(self, operation: Callable[[UnitOfWork], T]) -> T:
@@ -177,6 +192,81 @@ class Runtime:
             self._readers, self.read, operation
         )
 
+    async def astream(
+        self, operation: Callable[[UnitOfWork], Iterator[T]], *, ahead: int = _STREAM_AHEAD
+    ) -> AsyncGenerator[T, None]:
+        """The items `operation` yields, produced in one snapshot read transaction on a
+        thread of their own and handed to the event loop as they come (an export's pages).
+
+        At most `ahead` items wait to be taken, so a slow reader holds back the producer
+        and memory stays bounded. The transaction lasts as long as the stream: it ends
+        when the operation is exhausted or fails (the failure is raised here, in order),
+        or when the consumer stops early (the producer is told, and closes the operation
+        at its next item)."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue(maxsize=ahead)
+        stopped = threading.Event()
+
+        def hand(kind: str, value: Any) -> bool:
+            """Put one entry on the queue from the producer's thread; False once the
+            consumer has gone."""
+            if stopped.is_set():
+                return False
+            put = queue.put((kind, value))
+            try:
+                future = asyncio.run_coroutine_threadsafe(put, loop)
+            except RuntimeError:  # the loop has closed: nobody reads any more
+                put.close()
+                return False
+            while not stopped.is_set() and not loop.is_closed():
+                try:
+                    future.result(timeout=_STREAM_POLL_SECONDS)
+                    return True
+                except concurrent.futures.TimeoutError:
+                    continue
+            with contextlib.suppress(RuntimeError):  # a closed loop takes no cancellation
+                future.cancel()
+            return False
+
+        def produce() -> None:
+            try:
+                uow = self.unit_of_work(write=False, snapshot=True)
+                outcome = "error"
+                try:
+                    with uow:
+                        items = operation(uow)
+                        try:
+                            for item in items:
+                                if not hand("item", item):
+                                    break
+                        finally:
+                            close = getattr(items, "close", None)
+                            if close is not None:
+                                close()
+                    outcome = "ok"
+                finally:
+                    DB_TRANSACTIONS.labels("read", outcome).observe(uow.duration_s)
+            except BaseException as failure:  # handed to the consumer, raised there
+                hand("error", failure)
+                return
+            hand("end", None)
+
+        self._streams.submit(produce)
+        try:
+            while True:
+                kind, value = await queue.get()
+                if kind == "item":
+                    yield cast(T, value)
+                elif kind == "error":
+                    raise value
+                else:
+                    return
+        finally:
+            stopped.set()
+            # Free a put the producer may be waiting on, so it sees that we are gone.
+            while not queue.empty():
+                queue.get_nowait()
+
     def release_threads(self) -> None:
         """Stop the worker threads (after the server using them has stopped)."""
         if self._group_writer is not None:
@@ -184,6 +274,7 @@ class Runtime:
         if self._writers is not None:
             self._writers.shutdown(wait=True)
         self._readers.shutdown(wait=True)
+        self._streams.shutdown(wait=True)
 
     def close(self) -> None:
         self.release_threads()

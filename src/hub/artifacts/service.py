@@ -10,6 +10,9 @@ artifacts are recorded here (`record_evidence`, `submit_review`, `record_human_r
 around the jobs and review modules' operations.
 """
 
+from collections.abc import Iterator
+
+from hub.artifacts import tables
 from hub.artifacts._associations import Associations
 from hub.artifacts._citations import (
     evidence_artifacts,
@@ -63,6 +66,18 @@ from hub.artifacts.views import (
     StoredFile,
     Uploaded,
 )
+from hub.storage.export import ExportRecord, export_tables, project_tables
+from hub.storage.unit_of_work import UnitOfWork
+
+
+def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+    """The project's artifact records (metadata, never the bytes) and their citations,
+    for an export (docs/exports.md). Where the bytes are stored is the server's own
+    business and is left out."""
+    return export_tables(
+        uow, project_id, project_tables(tables), omit={"artifacts": {"storage_key"}}
+    )
+
 
 __all__ = [
     "CHUNK_BYTES",
@@ -94,6 +109,7 @@ __all__ = [
     "delete_artifact",
     "evidence_artifacts",
     "expire_artifacts",
+    "export_rows",
     "get_artifact",
     "link_external_artifact",
     "list_artifacts",

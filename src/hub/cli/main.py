@@ -17,6 +17,7 @@ from sqlalchemy.exc import OperationalError
 from hub.cli.agent import app as agent_app
 from hub.cli.imports import HELP as IMPORT_HELP
 from hub.cli.imports import import_command
+from hub.cli.exports import EXPORT_HELP, export
 from hub.cli.options import AsJson
 from hub.cli.output import print_json
 from hub.cli.projects import app as project_app
@@ -41,6 +42,7 @@ app.add_typer(agent_app, name="agent")
 app.add_typer(project_app, name="project")
 app.add_typer(task_app, name="task")
 app.command("import", help=IMPORT_HELP)(import_command)
+app.command("export", help=EXPORT_HELP)(export)
 maintenance_app = typer.Typer(help="Upkeep.", no_args_is_help=True)
 app.add_typer(maintenance_app, name="maintenance")
 

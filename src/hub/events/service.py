@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -16,6 +16,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from hub.events.tables import Event, EventStream
 from hub.mapping import view_of
 from hub.storage.base import UTCDateTime, table_of
+from hub.storage.export import ExportRecord, export_table
 from hub.storage.unit_of_work import UnitOfWork
 
 GLOBAL_STREAM = "hub"
@@ -288,3 +289,14 @@ def count_events(uow: UnitOfWork, streams: Sequence[str]) -> dict[str, int]:
 
 def _record(row: Event | Row[Any]) -> EventRecord:
     return view_of(EventRecord, row)
+
+
+def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+    """The project's event log in the order it was written, for an export
+    (docs/exports.md). A project's events are all in its own stream (`_flush`), so their
+    sequence numbers are unique among them and `ix_events_project_id_seq` serves every
+    page. An event's actor is a principal, named without a foreign key in the log: the
+    export says so."""
+    return export_table(
+        uow, _EVENTS, project_id, key=("seq",), references={"actor_id": "principals"}
+    )

@@ -2,9 +2,10 @@
 
 Every root field of the GraphQL schema (query, mutation, subscription), and every
 plain-HTTP route that is an operation of its own (a `route`: an artifact's upload,
-download and preview), has one row in `OPERATIONS`: the credentials that may call it
-and, for each, the role its principal needs. `authorize` is called for every operation
-before it runs (`hub.api.operations`, the artifact routes);
+download and preview, a project's export), has one row in `OPERATIONS`: the
+credentials that may call it and, for each, the role its principal needs. `authorize`
+is called for every operation before it runs (`hub.api.operations`, the artifact and
+export routes);
 an operation without a row is refused, so a new operation is closed until someone
 decides who may call it. `docs/credentials.md` is this table, rendered by `render_table`
 (a test keeps the two identical).
@@ -248,6 +249,12 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "downloadArtifact": Rule("route", _READING, "`GET /artifacts/{id}`"),
     "previewArtifact": Rule(
         "route", {"web": _ANY}, "`GET /artifacts/{id}/preview`, a page of the dashboard"
+    ),
+    "exportProject": Rule(
+        "route",
+        {"personal": _ANY, "session": _ANY},
+        "`GET /api/projects/{id}/export`: the credentials that read a project through "
+        "the API (a bearer token; the dashboard offers no export)",
     ),
 }
 

@@ -7,7 +7,7 @@ stored, logged or returned again.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from datetime import datetime
 from functools import cache
 
@@ -68,6 +68,7 @@ from hub.ids import new_id
 from hub.inputs import clean_choice
 from hub.mapping import view_of
 from hub.storage.base import table_of
+from hub.storage.export import PAGE_SIZE, ExportRecord, export_chosen
 from hub.storage.unit_of_work import UnitOfWork
 
 _passwords = PasswordHasher()
@@ -627,3 +628,21 @@ def lock_active_session(uow: UnitOfWork, actor: Actor) -> SessionView:
     if row.ended_at is not None:
         raise SessionEnded(row.id)
     return _session_view(row)
+
+
+def export_principals(
+    uow: UnitOfWork, *, principal_ids: Collection[str], session_ids: Collection[str]
+) -> Iterator[ExportRecord]:
+    """The agent sessions and principals an export's rows name, for the export to say who
+    did what (docs/exports.md): names, kinds and times, never a secret (password hashes
+    and the tokens a session was opened with stay out). A session's principal is
+    exported with it."""
+    sessions = table_of(AgentSession)
+    principals = set(principal_ids)
+    chosen = sorted(set(session_ids))
+    for start in range(0, len(chosen), PAGE_SIZE):
+        page = chosen[start : start + PAGE_SIZE]
+        owners = select(sessions.c.principal_id).where(sessions.c.id.in_(page))
+        principals.update(uow.session.execute(owners).scalars())
+    yield from export_chosen(uow, sessions, chosen, omit={"opened_with_token_id"})
+    yield from export_chosen(uow, table_of(Principal), principals, omit={"password_hash"})

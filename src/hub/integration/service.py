@@ -9,7 +9,7 @@ published result completes the implementation task: a branch-only result never d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -38,6 +38,7 @@ from hub.inputs import (
     clean_revision,
     clean_text,
 )
+from hub.integration import tables
 from hub.integration._ownership import (
     inherit,
     owned,
@@ -91,6 +92,7 @@ from hub.integration.vocabulary import (
 from hub.projects import service as projects
 from hub.resources import service as resources
 from hub.review import service as review
+from hub.storage.export import ExportRecord, export_tables, project_tables
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 from hub.work.errors import TaskOwned
@@ -512,3 +514,16 @@ def release_integration(
 
 
 
+def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+    """The project's integrations, their reports and validations, and the reservations
+    of integration targets, for an export (docs/exports.md)."""
+    return export_tables(
+        uow,
+        project_id,
+        project_tables(tables),
+        # Named without a foreign key in the schema; the export says what they name.
+        references={
+            "integrations": {"task_id": "tasks", "integration_task_id": "tasks"},
+            "integration_reports": {"attempt_id": "attempts"},
+        },
+    )

@@ -1,5 +1,8 @@
 """The jobs module's operations, as other modules and the entry points call them."""
 
+from collections.abc import Iterator
+
+from hub.jobs import tables
 from hub.jobs._evidence import (
     CheckReport,
     EvidenceRecord,
@@ -33,6 +36,14 @@ from hub.jobs.views import (
     applicability,
     observation,
 )
+from hub.storage.export import ExportRecord, export_tables, project_tables
+from hub.storage.unit_of_work import UnitOfWork
+
+
+def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+    """The project's jobs, evidence and watch windows, for an export (docs/exports.md)."""
+    return export_tables(uow, project_id, project_tables(tables))
+
 
 __all__ = [
     "Applicability",
@@ -51,6 +62,7 @@ __all__ = [
     "evidence_applicability",
     "evidence_for_jobs",
     "evidence_for_task",
+    "export_rows",
     "finish_job",
     "get_evidence",
     "get_job",

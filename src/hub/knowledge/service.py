@@ -1,5 +1,8 @@
 """The knowledge module's operations, as other modules and the entry points call them."""
 
+from collections.abc import Iterator
+
+from hub.knowledge import tables
 from hub.knowledge._delegations import (
     grant_rule_delegation,
     revoke_rule_delegation,
@@ -37,6 +40,18 @@ from hub.knowledge.views import (
     RuleView,
     SearchHit,
 )
+from hub.storage.export import ExportRecord, export_tables, project_tables
+from hub.storage.unit_of_work import UnitOfWork
+
+
+def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+    """The project's lessons (their versions, tags, disputes and votes), rules (their
+    versions) and rule delegations, for an export (docs/exports.md). A version's
+    `search_text` is left out: it is derived from the version's text for the search."""
+    return export_tables(
+        uow, project_id, project_tables(tables), omit={"lesson_versions": {"search_text"}}
+    )
+
 
 __all__ = [
     "DelegationView",
@@ -62,6 +77,7 @@ __all__ = [
     "SearchHit",
     "correct_lesson",
     "dispute_lesson",
+    "export_rows",
     "get_lesson",
     "get_rule",
     "grant_rule_delegation",

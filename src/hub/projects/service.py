@@ -6,7 +6,7 @@ alias that matches several projects is an error listing them, never a silent pic
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -33,6 +33,7 @@ from hub.identity.views import (
 from hub.ids import new_id
 from hub.inputs import clean_choice
 from hub.mapping import view_of
+from hub.projects import tables
 from hub.projects._remotes import looks_like_remote, normalise_remote
 from hub.projects.errors import (
     AliasTaken,
@@ -52,6 +53,7 @@ from hub.settings import (
     WATCH_WINDOW_SECONDS_RANGE,
 )
 from hub.storage.base import table_of
+from hub.storage.export import ExportRecord, export_table, export_tables, project_tables
 from hub.storage.unit_of_work import UnitOfWork
 
 
@@ -514,3 +516,10 @@ def _branch(field: str, value: str) -> str:
     ):
         raise ValidationFailed(field, f"{value!r} is not a valid branch name")
     return branch
+
+
+def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+    """The project itself, its repositories, aliases and every revision of its policy,
+    for an export (docs/exports.md)."""
+    yield from export_table(uow, table_of(Project), project_id, scope="id")
+    yield from export_tables(uow, project_id, project_tables(tables))

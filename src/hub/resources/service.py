@@ -13,7 +13,7 @@ terminal result, a reporter's observation that the process exited, or an operato
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -40,6 +40,7 @@ from hub.inputs import bounded_int, clean_choice, clean_label, clean_text
 from hub.jobs import service as jobs
 from hub.jobs.vocabulary import ProducerStatus
 from hub.projects import service as projects
+from hub.resources import tables
 from hub.resources._capacity import (
     record_capacity_observation as record_capacity_observation,
 )
@@ -95,6 +96,7 @@ from hub.resources.vocabulary import (
     ResourceMode,
     ResourceScope,
 )
+from hub.storage.export import ExportRecord, export_tables, project_tables
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 
@@ -547,6 +549,12 @@ def _clear(
 
 
 
+def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+    """The project's resources, reservations and capacity observations, for an export
+    (docs/exports.md)."""
+    return export_tables(uow, project_id, project_tables(tables))
+
+
 __all__ = [
     "AcquireRequest",
     "Acquisition",
@@ -560,6 +568,7 @@ __all__ = [
     "acquire_resources",
     "clear_hold",
     "define_resource",
+    "export_rows",
     "finish_job",
     "get_reservation",
     "get_resource",

@@ -9,7 +9,7 @@ submission they name; BLOCKER and MAJOR findings must be resolved before integra
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 
 from sqlalchemy import select
@@ -33,7 +33,7 @@ from hub.ids import new_id
 from hub.inputs import clean_choice, clean_label, clean_list, clean_text
 from hub.jobs import service as jobs
 from hub.projects import service as projects
-from hub.review import vocabulary
+from hub.review import tables, vocabulary
 from hub.review._standing import (
     finding_view_of,
     review_view_of,
@@ -66,6 +66,7 @@ from hub.review.views import ReviewStatus as ReviewStatus
 from hub.review.views import ReviewView as ReviewView
 from hub.review.views import SubmissionReview as SubmissionReview
 from hub.review.vocabulary import REQUIRED_SEVERITIES, FindingSeverity, ReviewerKind, ReviewEvent
+from hub.storage.export import ExportRecord, export_tables, project_tables
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 from hub.work.vocabulary import SubmissionOutcome, TaskKind, TaskState
@@ -534,3 +535,16 @@ def _settle(uow: UnitOfWork, subject: work.SubmissionView, actor: Actor) -> None
 
 
 
+def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+    """The project's reviews, findings and human review requests, for an export
+    (docs/exports.md)."""
+    return export_tables(
+        uow,
+        project_id,
+        project_tables(tables),
+        # Named without a foreign key in the schema; the export says what they name.
+        references={
+            "reviews": {"task_id": "tasks"},
+            "findings": {"submission_id": "submissions", "task_id": "tasks"},
+        },
+    )

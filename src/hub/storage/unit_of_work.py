@@ -65,10 +65,20 @@ class UnitOfWork:
         write: bool,
         announce: Callable[[Sequence[str]], None] | None = None,
         group: tuple[Connection, list[Callable[[], None]]] | None = None,
+        snapshot: bool = False,
     ) -> None:
         """`group`: run inside a group commit's transaction (`hub.storage.group_commit`),
         in a savepoint of its connection; after-commit callbacks go to its list, to run
-        once the group has really committed."""
+        once the group has really committed.
+
+        `snapshot` (read units only): every statement of the unit sees the database as
+        of its first one, however long it runs (an export's pages). SQLite's read
+        transactions are that already (WAL keeps the snapshot a transaction started
+        with); PostgreSQL's READ COMMITTED takes a new snapshot per statement, so such a
+        unit runs REPEATABLE READ, read only."""
+        if snapshot and write:
+            raise ValueError("a snapshot is for reading")
+        self._snapshot = snapshot
         self.database = database
         self._group = group
         self.settings = settings
@@ -158,6 +168,13 @@ class UnitOfWork:
         else:
             self._session = self.database.read_session()
             self._session.begin()
+            if self._snapshot and self.database.is_postgresql:
+                self._session.connection(
+                    execution_options={
+                        "isolation_level": "REPEATABLE READ",
+                        "postgresql_readonly": True,
+                    }
+                )
         if self._strict:
             self._watch(self._session.connection())
         return self

@@ -1,5 +1,7 @@
 """The work module's operations, as other modules and the entry points call them."""
 
+from collections.abc import Iterator
+
 from hub.errors import (
     Conflict,
     InvalidTransition,
@@ -9,9 +11,11 @@ from hub.errors import (
     raises,
 )
 from hub.identity.views import Actor
+from hub.storage.export import ExportRecord, export_tables, project_tables
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _dependencies as dependencies
 from hub.work import _recovery as recovery
+from hub.work import tables
 from hub.work._authority import (
     HOLDING,
     get_attempt,
@@ -135,6 +139,22 @@ def revoke_attempt(uow: UnitOfWork, actor: Actor, *, attempt_id: str, reason: st
     return task_view(uow, recovery.revoke_attempt(uow, actor, attempt_id=attempt_id, reason=reason))
 
 
+def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+    """The project's tasks, their criteria revisions, prerequisites and links, attempts
+    and their notes, checkpoints, worktrees and submissions: every table of the work
+    module, for an export (docs/exports.md)."""
+    return export_tables(
+        uow,
+        project_id,
+        project_tables(tables),
+        # Named without a foreign key in the schema; the export says what they name.
+        references={
+            "tasks": {"subject_submission_id": "submissions", "current_attempt_id": "attempts"},
+            "attempts": {"recovers_attempt_id": "attempts"},
+        },
+    )
+
+
 __all__ = [
     "HOLDING",
     "AdapterEventResult",
@@ -166,6 +186,7 @@ __all__ = [
     "create_task",
     "current_submission",
     "edit_task",
+    "export_rows",
     "finish_workflow_attempt",
     "get_attempt",
     "get_attempts",
