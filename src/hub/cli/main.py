@@ -15,9 +15,9 @@ from rich.markup import escape
 from sqlalchemy.exc import OperationalError
 
 from hub.cli.agent import app as agent_app
+from hub.cli.exports import EXPORT_HELP, export
 from hub.cli.imports import HELP as IMPORT_HELP
 from hub.cli.imports import import_command
-from hub.cli.exports import EXPORT_HELP, export
 from hub.cli.options import AsJson
 from hub.cli.output import print_json
 from hub.cli.projects import app as project_app
