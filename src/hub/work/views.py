@@ -9,6 +9,7 @@ from typing import Any
 from hub.mapping import view_of
 from hub.work.tables import Attempt, Checkpoint, Submission, Task, Worktree
 from hub.work.vocabulary import (
+    FINISHED_STATES,
     AttemptKind,
     AttemptNoteKind,
     AttemptState,
@@ -106,6 +107,31 @@ class TaskView:
     created_by: str
     # The submission a REVIEW or INTEGRATION task was opened for; None for other kinds.
     subject_submission_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SimilarTask:
+    """A task like a piece of text, and how alike (`work._similar`): informational only."""
+
+    task: TaskView
+    rank: int
+    relevance: float  # full-text relevance as a share of the best match's (1 for the best)
+    shared_words: int  # how many of the text's distinct words the task holds
+    query_words: int  # how many distinct words the text has (at most MAX_TERMS)
+    likely_duplicate: bool  # shares enough of them: `_similar.likely_duplicate`
+
+    @property
+    def unfinished(self) -> bool:
+        """Neither done nor closed: work that someone may still do twice."""
+        return self.task.state not in FINISHED_STATES
+
+
+@dataclass(frozen=True)
+class CreatedTask:
+    """A created task, with the project's tasks most like it at the time."""
+
+    task: TaskView
+    similar: tuple[SimilarTask, ...]
 
 
 @dataclass(frozen=True)
