@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, select, text
+from sqlalchemy import ColumnElement, Select, bindparam, exists, select, text
+from sqlalchemy.orm import aliased
 
 from hub.errors import (
     Conflict,
@@ -58,6 +59,7 @@ from hub.work.tables import (
 from hub.work.views import CreatedTask, LinkView, SimilarTask, TaskView
 from hub.work.vocabulary import (
     CLAIMABLE_STATES,
+    FINISHED_STATES,
     CloseReason,
     EffectiveTaskState,
     LinkKind,
@@ -71,6 +73,19 @@ KINDS_NEEDING_CRITERIA = (TaskKind.IMPLEMENTATION, TaskKind.GENERAL, TaskKind.OB
 # A submission of the task is in review or integration.
 SUBMITTED_STATES = (TaskState.AWAITING_REVIEW, TaskState.AWAITING_INTEGRATION)
 READY = text(f"{one_of('tasks.state', CLAIMABLE_STATES)} AND tasks.blocked_count = 0")
+_ORIGINAL = aliased(Task, name="original")
+# Linked DUPLICATE_OF a task that is neither done nor closed: the original is where the
+# work happens, so this one is never offered or claimed (`_claims`).
+DUPLICATE_OF_UNFINISHED = (
+    exists()
+    .where(
+        TaskLink.task_id == Task.id,
+        TaskLink.kind == LinkKind.DUPLICATE_OF,
+        _ORIGINAL.id == TaskLink.other_id,
+        _ORIGINAL.state.not_in(FINISHED_STATES),
+    )
+    .correlate(Task)
+)
 MAX_CRITERIA = 50
 # The close matches a created task is answered with (informational, docs/design.md,
 # "Duplicate work"), and the most `similarTasks` answers.
@@ -521,10 +536,27 @@ def ready_tasks(project_id: str | ColumnElement[str], kinds: Sequence[str]) -> S
     for kind in kinds:
         if kind not in tuple(TaskKind):
             raise ValidationFailed("kinds", f"{kind!r} is not a task kind")
-    statement = select(Task).where(Task.project_id == project_id, READY)
+    statement = select(Task).where(Task.project_id == project_id, READY, ~DUPLICATE_OF_UNFINISHED)
     if kinds:
         statement = statement.where(Task.kind.in_(list(kinds)))
     return statement.order_by(Task.priority.desc(), Task.id)
+
+
+def unfinished_original(uow: UnitOfWork, task_id: str) -> tuple[str, TaskState] | None:
+    """The task `task_id` is linked DUPLICATE_OF that is neither done nor closed (the
+    oldest such link's), if any."""
+    found = uow.session.execute(
+        select(Task.id, Task.state)
+        .join(TaskLink, TaskLink.other_id == Task.id)
+        .where(
+            TaskLink.task_id == task_id,
+            TaskLink.kind == LinkKind.DUPLICATE_OF,
+            Task.state.not_in(FINISHED_STATES),
+        )
+        .order_by(TaskLink.created_at, Task.id)
+        .limit(1)
+    ).first()
+    return None if found is None else (str(found[0]), TaskState(found[1]))
 
 
 def require_task_in(
