@@ -178,6 +178,7 @@ class SubmissionView:
     policy_revision: int
     referenced_lessons: tuple[str, ...]
     new_lessons: tuple[dict[str, Any], ...]
+    evidence_ids: tuple[str, ...]
     created_at: datetime
 
 

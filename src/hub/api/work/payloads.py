@@ -20,7 +20,7 @@ from hub.api.work.types import (
     Task,
     Worktree,
 )
-from hub.knowledge import service as knowledge
+from hub.review import service as review
 from hub.work import service as work
 
 
@@ -114,7 +114,7 @@ RecordCheckpointResult = result_union(
 RelinquishAttemptResult = result_union(
     "RelinquishAttemptResult", AttemptPayload, work.relinquish_attempt
 )
-SubmitAttemptResult = result_union("SubmitAttemptResult", AttemptPayload, knowledge.submit_attempt)
+SubmitAttemptResult = result_union("SubmitAttemptResult", AttemptPayload, review.submit_attempt)
 RecordRecoveryDispositionResult = result_union(
     "RecordRecoveryDispositionResult", AttemptPayload, work.record_recovery_disposition
 )

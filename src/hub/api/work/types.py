@@ -269,6 +269,9 @@ class Submission:
     new_lessons: JSON = strawberry.field(
         description="The lessons it proposed, as written; each was published (`lessons`)."
     )
+    evidence_ids: list[strawberry.ID] = strawberry.field(
+        description="Evidence records it cites (ALREADY_SATISFIED cites one at least)."
+    )
     created_at: datetime
 
     @strawberry.field(description="The lessons published from this submission.")
