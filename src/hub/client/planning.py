@@ -278,6 +278,7 @@ class SimilarTask:
     query_words: int
     likely_duplicate: bool
     unfinished: bool  # neither DONE nor CLOSED
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
