@@ -58,15 +58,15 @@ from sqlalchemy import Table, event, select
 from hub.identity import service as identity
 from hub.ids import new_id
 from hub.knowledge import service as knowledge
-
-# The words the service indexes and searches for: the bench writes `search_text` and
-# forms the floor's terms with the service's own functions (checked against the lessons
-# the service publishes, below).
-from hub.knowledge._terms import indexed_text, query_terms
 from hub.knowledge.tables import Lesson, LessonDispute, LessonRating, LessonTag, LessonVersion
 from hub.knowledge.vocabulary import DisputeState, LessonState, SearchScope
 from hub.projects import service as projects
 from hub.runtime import Runtime
+
+# The words the service indexes and searches for: the bench writes `search_text` and
+# forms the floor's terms with the service's own functions (checked against the lessons
+# the service publishes, below).
+from hub.storage.fulltext import indexed_text, query_terms
 from hub.storage.unit_of_work import UnitOfWork
 
 DEFAULT_DATABASE = "postgresql://postgres@127.0.0.1:5432/hub_bench_knowledge"

@@ -17,19 +17,26 @@ config = context.config
 # Objects the models do not declare, written by hand in their migrations, which
 # autogenerate must neither compare nor offer to drop:
 # - expression indexes (e.g. `priority DESC`), which reflect differently on each backend;
-# - the full-text index of lesson versions (0008), one per database: on SQLite the FTS5
-#   table `lesson_search` (and the shadow tables FTS5 keeps for it), on PostgreSQL the
-#   generated column `lesson_versions.search_vector` and its GIN index.
-HAND_WRITTEN_INDEXES = {"ix_tasks_ready", "ix_lesson_versions_search_vector"}
-HAND_WRITTEN_TABLE = "lesson_search"
-HAND_WRITTEN_COLUMNS = {("lesson_versions", "search_vector")}
+# - the full-text indexes of lesson versions (0008) and of tasks (0012), one per
+#   database: on SQLite the FTS5 tables `lesson_search` and `task_search` (and the shadow
+#   tables FTS5 keeps for them), on PostgreSQL the generated columns `search_vector` of
+#   `lesson_versions` and `tasks` and their GIN indexes.
+HAND_WRITTEN_INDEXES = {
+    "ix_tasks_ready",
+    "ix_lesson_versions_search_vector",
+    "ix_tasks_search_vector",
+}
+HAND_WRITTEN_TABLES = ("lesson_search", "task_search")
+HAND_WRITTEN_COLUMNS = {("lesson_versions", "search_vector"), ("tasks", "search_vector")}
 
 
 def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
     if type_ == "index":
         return name not in HAND_WRITTEN_INDEXES
     if type_ == "table":
-        return not (name == HAND_WRITTEN_TABLE or (name or "").startswith(f"{HAND_WRITTEN_TABLE}_"))
+        return not any(
+            name == table or (name or "").startswith(f"{table}_") for table in HAND_WRITTEN_TABLES
+        )
     if type_ == "column":
         table = getattr(getattr(obj, "table", None), "name", None)
         return (table, name) not in HAND_WRITTEN_COLUMNS

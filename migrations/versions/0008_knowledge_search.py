@@ -9,7 +9,7 @@ of its comparison):
 - PostgreSQL: `lesson_versions.search_vector`, a stored generated `tsvector` of
   `search_text` (the `english` configuration), with a GIN index.
 
-`search_text` is the version's words as `hub.knowledge._terms` writes them (lower-case,
+`search_text` is the version's words as `hub.storage.fulltext` writes them (lower-case,
 no stop words), so both databases index the same words. A later migration that copies
 `lesson_versions` on SQLite (a batch alteration) drops these triggers with the old table
 and may renumber its rows: it recreates the triggers and rebuilds the index

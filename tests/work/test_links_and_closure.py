@@ -171,12 +171,14 @@ def test_reopening_clears_the_close_and_offers_the_task_again(operator, agent, d
     assert work.candidates(operator.api, project) == []
 
     reopened = work.reopen_task(operator.api, task, "v2 shipped")
+    # The close reason and note go; the condition it waited for stays in view.
     assert reopened["task"] == {
         "id": task, "state": "OPEN", "effectiveState": "OPEN", "closeReason": None,
-        "closeNote": None, "reopenCondition": None,
+        "closeNote": None, "reopenCondition": "after v2",
     }
     [event] = events_of(database, "task.reopened")
     assert (event["reason"], event["previousCloseReason"]) == ("v2 shipped", "DEFERRED")
+    assert (event["previousCloseNote"], event["reopenCondition"]) == ("later", "after v2")
     assert work.candidates(operator.api, project) == [task]
     assert work.claim(agent().api, project, task)["__typename"] == "ClaimPayload"
 

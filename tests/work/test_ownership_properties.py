@@ -104,7 +104,7 @@ def test_ownership_protocol_holds_under_random_operations(
                             acceptance_criteria=["ok"],
                         ),
                     )
-                ).value.id
+                ).value.task.id
                 for _ in range(TASKS)
             ]
             runtime.write(

@@ -93,7 +93,7 @@ def _seed_tasks(uow: UnitOfWork, actor: Actor, project_id: str) -> None:
                 priority=priority,
             ),
         )
-        return made.value.id
+        return made.value.task.id
 
     objective = task("OBJECTIVE", "Ship retry-safe claims", ["Both children done", "Docs updated"])
     parser = task(

@@ -34,6 +34,7 @@ from hub.cli.output import errors, exit_code, print_json
 from hub.client.connection import Connection
 from hub.client.errors import (
     ClientError,
+    LikelyDuplicate,
     ProblemError,
     TransportFailure,
     Unauthenticated,
@@ -108,6 +109,7 @@ COMMANDS: Mapping[str, str] = {
     "addPrerequisite": "hub task deps add",
     "removePrerequisite": "hub task deps remove",
     "candidates": "hub task ready",
+    "similarTasks": "hub task create",
     "tasks": "hub task list",
     "task": "hub task show",
     "createProject": "hub project create",
@@ -179,6 +181,8 @@ def reporting(
                 body["uncertain"] = error.uncertain
             if isinstance(error, ProblemError):
                 body["problem"] = error.typename
+                body["details"] = error.details
+            if isinstance(error, LikelyDuplicate):
                 body["details"] = error.details
             print_json({"ok": False, "exitCode": code, "error": body})
         else:

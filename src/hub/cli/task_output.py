@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 
 from hub.cli.output import console, print_field
-from hub.client.planning import PlannedTask, TaskChanged, TaskDetails, TaskRef
+from hub.client.planning import PlannedTask, SimilarTask, TaskChanged, TaskDetails, TaskRef
 
 
 def state_words(task: PlannedTask | TaskRef) -> str:
@@ -31,6 +31,26 @@ def print_tasks(tasks: list[PlannedTask]) -> None:
             f"{escape(task.title)}",
             highlight=False,
         )
+
+
+def similar_line(match: SimilarTask) -> str:
+    """One close match: id, state (and close reason), title, how alike."""
+    task = match.task
+    state = state_words(task)
+    if task.close_reason:
+        state += f" {task.close_reason}"
+        if task.reopen_condition:
+            state += f" (reopen when: {task.reopen_condition})"
+    likely = ", likely duplicate" if match.likely_duplicate else ""
+    return (
+        f"{task.id} {state}: {task.title} ({match.shared_words} of {match.query_words} "
+        f"words{likely})"
+    )
+
+
+def print_similar(matches: list[SimilarTask]) -> None:
+    for match in matches:
+        console.print(f"  {escape(similar_line(match))}", highlight=False)
 
 
 def _block(label: str, lines: list[str], empty: str = "none") -> None:
@@ -84,6 +104,19 @@ def print_details(details: TaskDetails) -> None:
         )
     if details.links:
         _block("links", [f"{k.task_id} {k.kind} {k.other_task_id}" for k in details.links])
+    original = details.duplicate_of
+    if original is not None:
+        waiting = (
+            " (not claimable while it is unfinished)"
+            if original.state not in ("DONE", "CLOSED") and task.state != "CLOSED"
+            else ""
+        )
+        print_field(
+            "duplicate of",
+            f"{original.id} {state_words(original)}: {escape(original.title)}{waiting}",
+        )
+    if task.state != "CLOSED" and task.reopen_condition:
+        print_field("reopened", f"it was deferred until: {escape(task.reopen_condition)}")
     if task.state == "CLOSED":
         closed = [
             f"{task.close_reason}" + (f": {escape(task.close_note)}" if task.close_note else "")

@@ -20,8 +20,21 @@ from hub.cli.remote import (
     open_api,
     reporting,
 )
-from hub.cli.task_output import print_changed, print_details, print_tasks, state_words
-from hub.client.errors import ClientError, ProblemError, UsageError
+from hub.cli.task_output import (
+    print_changed,
+    print_details,
+    print_similar,
+    print_tasks,
+    similar_line,
+    state_words,
+)
+from hub.client.errors import (
+    ClientError,
+    LikelyDuplicate,
+    ProblemError,
+    RequestRejected,
+    UsageError,
+)
 from hub.client.planning import (
     PlannedTask,
     PlanningApi,
@@ -65,6 +78,7 @@ class LinkKind(StrEnum):
 
 
 TaskId = Annotated[str, typer.Argument(help="The task (tsk_…).", show_default=False)]
+SIMILAR_SHOWN = 5  # the close matches asked for before a create
 Criteria = Annotated[
     list[str] | None,
     typer.Option(
@@ -124,7 +138,29 @@ def create(
         str | None,
         typer.Option(
             help="Resend an earlier create whose answer was lost: with the key it printed, "
-            "the server answers that task instead of creating another.",
+            "the server answers that task instead of creating another (no duplicate check: "
+            "the first run made it).",
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Create it even though a likely duplicate is unfinished."),
+    ] = False,
+    duplicate_of: Annotated[
+        str | None,
+        typer.Option(
+            "--duplicate-of",
+            help="Create it as a duplicate of this task (linked DUPLICATE_OF): it is not "
+            "claimable while that one is neither done nor closed.",
+            show_default=False,
+        ),
+    ] = None,
+    related_to: Annotated[
+        str | None,
+        typer.Option(
+            "--related-to",
+            help="Create it, linked RELATED to this task: alike, but other work.",
             show_default=False,
         ),
     ] = None,
@@ -133,16 +169,32 @@ def create(
     state: StatePath = None,
     as_json: AsJson = False,
 ) -> None:
-    """Create a task (IMPLEMENTATION, GENERAL and OBJECTIVE tasks need a --criterion)."""
+    """Create a task (IMPLEMENTATION, GENERAL and OBJECTIVE tasks need a --criterion).
+
+    Search before create: the project's tasks most like the title are looked up first,
+    and when a likely duplicate (three quarters of the title's words, two at least) is
+    neither done nor closed, nothing is created: it is printed, with what to do. Pass
+    --force to create it anyway, or --duplicate-of / --related-to to create it linked to
+    that task. The close matches found are printed after a create.
+    """
     key = idempotency_key or new_idempotency_key()
+    links = [
+        (other, link_kind)
+        for other, link_kind in ((duplicate_of, "DUPLICATE_OF"), (related_to, "RELATED"))
+        if other
+    ]
     with reporting(
         as_json,
-        options=OPTIONS,
+        options={**OPTIONS, "otherTaskId": "--duplicate-of/--related-to"},
         uncertain=f"run the same command again with --idempotency-key {key}: it answers "
         "the task if it was created, and creates it once if not",
     ):
         with open_api(server, token, state) as api:
             project_id = api.resolve_project(project)
+            for other, link_kind in links:
+                _require_task_of(api, other, project_id, link_kind)
+            if not (force or links or idempotency_key):
+                _refuse_likely_duplicates(api, project_id, title)
             made = api.create_task(
                 project_id=project_id,
                 kind=kind.value,
@@ -157,16 +209,71 @@ def create(
                 source_id=source_id,
                 idempotency_key=key,
             )
+            # Linking twice is harmless, so a resend with the key links again safely.
+            for other, link_kind in links:
+                api.link_tasks(made.task.id, other, kind=link_kind)
         replay = " (it existed: an earlier create with this key)" if made.replay else ""
+
+        def text() -> None:
+            console.print(
+                f"created task [bold]{made.task.id}[/bold] ({made.task.kind}, "
+                f"{state_words(made.task)}): {escape(made.task.title)}{replay}"
+            )
+            for other, link_kind in links:
+                console.print(f"linked: {made.task.id} {link_kind} {escape(other)}")
+            if made.similar:
+                console.print("similar tasks (for reference; the task was created):")
+                print_similar(made.similar)
+            console.print(f"[dim]hub task show {made.task.id}[/dim]")
+
         emit(
             as_json,
-            {**made.raw, "idempotencyKey": key},
-            lambda: console.print(
-                f"created task [bold]{made.task.id}[/bold] ({made.task.kind}, "
-                f"{state_words(made.task)}): {escape(made.task.title)}{replay}\n"
-                f"[dim]hub task show {made.task.id}[/dim]"
-            ),
+            {
+                **made.raw,
+                "idempotencyKey": key,
+                "links": [
+                    {"taskId": made.task.id, "kind": link_kind, "otherTaskId": other}
+                    for other, link_kind in links
+                ],
+            },
+            text,
         )
+
+
+def _require_task_of(api: PlanningApi, task_id: str, project_id: str, kind: str) -> None:
+    """A task to link the new one to exists in its project: checked before creating."""
+    option = "--duplicate-of" if kind == "DUPLICATE_OF" else "--related-to"
+    found = api.task_details(task_id)
+    if found is None:
+        raise UsageError(f"{option}: there is no task {task_id}; nothing was created")
+    if found.project_id != project_id:
+        raise UsageError(
+            f"{option}: task {task_id} belongs to project {found.project_id}, not "
+            f"{project_id}; nothing was created"
+        )
+
+
+def _refuse_likely_duplicates(api: PlanningApi, project_id: str, title: str) -> None:
+    """Nothing is created while a likely duplicate is unfinished (the threshold is the
+    server's `likelyDuplicate`; docs/design.md, "Duplicate work")."""
+    try:
+        similar = api.similar_tasks(project_id, title, first=SIMILAR_SHOWN)
+    except RequestRejected as refused:
+        if refused.code != "VALIDATION_FAILED":
+            raise
+        return  # a title without words to search for is like nothing
+    blocking = [m for m in similar if m.likely_duplicate and m.unfinished]
+    if not blocking:
+        return
+    lines = "\n".join(f"  {similar_line(m)}" for m in similar)
+    first = blocking[0].task.id
+    raise LikelyDuplicate(
+        f"{title!r} looks like unfinished work in project {project_id}, and nothing was "
+        f"created:\n{lines}\nWork on {first} instead, or run the command again with "
+        f"--duplicate-of {first} (recorded as its duplicate, not claimable while it is "
+        f"unfinished), --related-to {first} (other work), or --force",
+        {"similar": [m.raw for m in similar]},
+    )
 
 
 @app.command()

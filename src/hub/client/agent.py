@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from hub.client.api import HubApi
 from hub.client.artifacts import ArtifactCommands
@@ -320,36 +321,42 @@ class AgentClient(
         outcome: str = "DELIVERED",
         handoff: str = "",
         candidate_revision: str | None = None,
+        evidence_ids: Sequence[str] = (),
         abandon_pending: bool = False,
     ) -> AttemptOutcome:
         """Submit the attempt's result. An implementation delivered from a registered
         worktree delivers its HEAD unless a candidate revision is named; uncommitted
-        changes there are refused (they are in no revision)."""
+        changes there are refused (they are in no revision). ALREADY_SATISFIED names
+        the revision on which the criteria already hold the same way (the worktree's
+        HEAD by default) and cites evidence records (`evidence_ids`)."""
         state = self.state_file.read()
         server, session = require_session(state)
         attempt = require_attempt(state)
         pending = state.pending.get("submitAttempt")
         if candidate_revision is None and pending is not None:
             candidate_revision = pending.arguments.get("candidateRevision")
+        if not evidence_ids and pending is not None:
+            evidence_ids = pending.arguments.get("evidenceIds") or ()
         if (
             candidate_revision is None
-            and outcome == "DELIVERED"
+            and outcome in ("DELIVERED", "ALREADY_SATISFIED")
             and attempt.task_kind == "IMPLEMENTATION"
             and attempt.worktree_path is not None
         ):
             candidate_revision = _committed_head(Path(attempt.worktree_path))
-        submission = Mutation(
-            "submitAttempt",
-            {
-                "attemptId": attempt.id,
-                "generation": attempt.generation,
-                "outcome": outcome,
-                "result": result,
-                "handoff": handoff,
-                "candidateRevision": candidate_revision,
-            },
-            AttemptChanged,
-        )
+        arguments: dict[str, Any] = {
+            "attemptId": attempt.id,
+            "generation": attempt.generation,
+            "outcome": outcome,
+            "result": result,
+            "handoff": handoff,
+            "candidateRevision": candidate_revision,
+        }
+        if evidence_ids:
+            # Sent only when cited, so a resend of a submission made before evidence
+            # could be cited is the same request.
+            arguments["evidenceIds"] = list(evidence_ids)
+        submission = Mutation("submitAttempt", arguments, AttemptChanged)
         self._check_authority(state, attempt, submission)
         with self.api(server, session.token) as api:
             return self._keyed(api, submission, abandon_pending)

@@ -10,6 +10,8 @@
     ├── TransportFailure          no definite answer; `uncertain` says whether the server
     │                             may have applied the request (timeout, reset, 5xx)
     ├── LocalRefusal              the client refused without asking the server
+    │   ├── LikelyDuplicate       `hub task create` found a likely duplicate unfinished
+    │   │                         (details: the matches); --force and the links go on
     │   ├── DeadlinePassed        past the conservative local deadline: reconcile first
     │   ├── AttemptNotActive      the attempt in the state file has ended or lost the task
     │   ├── AttemptExpired        a claim refused: the state file's attempt expired and
@@ -91,6 +93,17 @@ class TransportFailure(ClientError):
 
 class LocalRefusal(ClientError):
     code = "LOCAL_REFUSAL"
+
+
+class LikelyDuplicate(LocalRefusal):
+    """A task about to be created looks like one that is neither done nor closed
+    (`similarTasks`): nothing was created. `details` holds the matches."""
+
+    code = "LIKELY_DUPLICATE"
+
+    def __init__(self, message: str, details: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 class DeadlinePassed(LocalRefusal):

@@ -1,7 +1,7 @@
 """Projects and tasks over the API: what `hub project …` and `hub task …` send.
 
 `PlanningApi` is a `HubApi` with one method per planning operation (create, edit,
-show, list, close, reopen, link and the prerequisites of tasks; create, show, list,
+show, list, similar, close, reopen, link and the prerequisites of tasks; create, show, list,
 repositories and policy of projects). Each sends one of the documents in `DOCUMENTS`,
 which are also the copyable files under `graphql/operations/` (a test keeps the two
 identical), and answers a record read by its declaration (`hub.client.mapping`) that
@@ -75,8 +75,14 @@ def _task_mutation(name: str, payload: str = "TaskPayload", extra: str = "") -> 
 """
 
 
+_SIMILAR_FIELDS = "rank relevance sharedWords queryWords likelyDuplicate unfinished"
+
 DOCUMENTS: dict[str, str] = {
-    "createTask": _task_mutation("createTask", "CreateTaskPayload", " replay"),
+    "createTask": _task_mutation(
+        "createTask",
+        "CreateTaskPayload",
+        f"\n      similar {{ task {{ ...TaskFields }} {_SIMILAR_FIELDS} }}\n      replay",
+    ),
     "editTask": _task_mutation("editTask"),
     "closeTask": _task_mutation("closeTask"),
     "reopenTask": _task_mutation("reopenTask"),
@@ -98,6 +104,7 @@ DOCUMENTS: dict[str, str] = {
       candidateRevision criteriaRevision policyRevision createdAt
     }}
     links {{ taskId kind otherTaskId createdAt createdBy }}
+    duplicateOf {{ id kind title state effectiveState }}
   }}
 }}
 {_TASK_FRAGMENT}
@@ -126,6 +133,14 @@ DOCUMENTS: dict[str, str] = {
 """,
     "candidates": f"""query Candidates($projectId: ID!, $kinds: [TaskKind!], $first: Int!) {{
   candidates(projectId: $projectId, kinds: $kinds, first: $first) {{ ...TaskFields }}
+}}
+{_TASK_FRAGMENT}
+""",
+    "similarTasks": f"""query SimilarTasks($projectId: ID!, $text: String!, $first: Int!) {{
+  similarTasks(projectId: $projectId, text: $text, first: $first) {{
+    task {{ ...TaskFields }}
+    {_SIMILAR_FIELDS}
+  }}
 }}
 {_TASK_FRAGMENT}
 """,
@@ -243,12 +258,27 @@ class CurrentAttempt(Attempt):
 @dataclass(frozen=True, kw_only=True)
 class TaskDetails(PlannedTask):
     """`hub task show`: the task, its current attempt and lease, prerequisites,
-    submissions and links."""
+    submissions and links, and the task it duplicates."""
 
     current_attempt: CurrentAttempt | None
     prerequisites: list[TaskRef]
     submissions: list[Submission]
     links: list[Link]
+    duplicate_of: TaskRef | None
+
+
+@dataclass(frozen=True)
+class SimilarTask:
+    """A task like a text (`similarTasks`, and a created task's `similar`)."""
+
+    task: PlannedTask
+    rank: int
+    relevance: float
+    shared_words: int
+    query_words: int
+    likely_duplicate: bool
+    unfinished: bool  # neither DONE nor CLOSED
+    raw: dict[str, Any] = field(metadata=RECEIVED)
 
 
 @dataclass(frozen=True)
@@ -266,6 +296,7 @@ class TaskChanged:
 class TaskCreated(TaskChanged):
     graphql_type: ClassVar[str] = "CreateTaskPayload"
 
+    similar: list[SimilarTask]  # the project's tasks most like it, found when created
     replay: bool  # an earlier create with the same key: that task, not a new one
 
 
@@ -538,6 +569,13 @@ class PlanningApi(HubApi):
         )
         with reading("candidates"):
             return [from_graphql(PlannedTask, t) for t in data["candidates"]]
+
+    def similar_tasks(self, project_id: str, text: str, *, first: int = 10) -> list[SimilarTask]:
+        data, _ = self.execute(
+            DOCUMENTS["similarTasks"], {"projectId": project_id, "text": text, "first": first}
+        )
+        with reading("similarTasks"):
+            return [from_graphql(SimilarTask, found) for found in data["similarTasks"]]
 
     # --- projects ----------------------------------------------------------------------
 

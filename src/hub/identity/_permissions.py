@@ -209,6 +209,7 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "task": _query(),
     "tasks": _query(),
     "candidates": _query(),
+    "similarTasks": _query(_READING, "the project's own tasks only, open and closed"),
     "attempt": _query(_READING_AND_REPORTER, "a reporter reads only its own attempt"),
     "recoveryPacket": _query(),
     "submission": _query(),

@@ -29,12 +29,12 @@ from hub.ids import new_id
 from hub.inputs import clean_label, clean_revision, clean_text
 from hub.knowledge._rows import CHANGING_A_LESSON, current_version, get_lesson, lock_lesson, show
 from hub.knowledge._tags import Tag, parse_tags
-from hub.knowledge._terms import indexed_text
 from hub.knowledge.errors import LessonSuperseded, LessonWithdrawn, NotTheCurrentVersion
 from hub.knowledge.tables import Lesson, LessonTag, LessonVersion
 from hub.knowledge.views import LessonResult, LessonView
 from hub.knowledge.vocabulary import KnowledgeEvent, LessonState
 from hub.projects import service as projects
+from hub.storage.fulltext import indexed_text
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 
@@ -91,8 +91,8 @@ class Content:
         )
 
     def search_text(self) -> str:
-        """What full-text search finds the version by (`_terms`): its statement,
-        explanation and tag components."""
+        """What full-text search finds the version by (`hub.storage.fulltext`): its
+        statement, explanation and tag components."""
         components = " ".join(tag.component for tag in self.tags)
         return indexed_text((self.statement, self.explanation, components))
 

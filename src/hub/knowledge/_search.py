@@ -49,11 +49,11 @@ from hub.errors import NotFound, ValidationFailed, raises
 from hub.inputs import bounded_int, clean_text
 from hub.knowledge._fulltext import matching
 from hub.knowledge._tags import Tag, parse_tag, parse_tags
-from hub.knowledge._terms import MAX_TERMS, query_terms
 from hub.knowledge.tables import Lesson, LessonTag, LessonVersion
 from hub.knowledge.views import SearchHit, lesson_view
 from hub.knowledge.vocabulary import LessonState, SearchScope
 from hub.projects import service as projects
+from hub.storage.fulltext import MAX_TERMS, query_terms
 from hub.storage.unit_of_work import UnitOfWork
 
 TAG_WEIGHT: Final = 2.0

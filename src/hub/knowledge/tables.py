@@ -102,7 +102,7 @@ class LessonVersion(Base):
     session_id: Mapped[str | None] = mapped_column(ForeignKey("agent_sessions.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # What full-text search indexes (migration 0008's index): the words of the statement,
-    # explanation and tag components, as `_terms.indexed_text` writes them.
+    # explanation and tag components, as `hub.storage.fulltext.indexed_text` writes them.
     search_text: Mapped[str] = mapped_column(Text)
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from hub.errors import (
     Conflict,
+    DependencyNotMet,
     InvalidTransition,
     NotFound,
     PermissionDenied,
@@ -32,6 +33,7 @@ from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
 from hub.inputs import clean_choice, clean_label, clean_list, clean_text
 from hub.jobs import service as jobs
+from hub.knowledge import service as knowledge
 from hub.projects import service as projects
 from hub.review import tables, vocabulary
 from hub.review._standing import (
@@ -69,7 +71,7 @@ from hub.review.vocabulary import REQUIRED_SEVERITIES, FindingSeverity, Reviewer
 from hub.storage.export import ExportRecord, export_tables, project_tables
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
-from hub.work.vocabulary import SubmissionOutcome, TaskKind, TaskState
+from hub.work.vocabulary import CANDIDATE_OUTCOMES, TaskKind, TaskState
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,22 @@ class ReviewDecision:
 
 
 
+
+
+# --- submissions ----------------------------------------------------------------------
+
+
+@raises(*work.HOLDING, DependencyNotMet, ValidationFailed, *idempotency.KEYED)
+def submit_attempt(uow: UnitOfWork, actor: Actor, cmd: work.SubmitRequest) -> work.AttemptResult:
+    """`knowledge.submit_attempt` (the submission, with its lessons), with the evidence
+    it cites checked: each record exists and is of the submission's project, as the
+    evidence a review cites is (`NotFound` otherwise). ALREADY_SATISFIED cites some by
+    rule; reviewers read them. A replay checks nothing again. The operation the API's
+    `submitAttempt` runs."""
+    made = knowledge.submit_attempt(uow, actor, cmd)
+    if not made.replay and made.submission is not None:
+        _existing_evidence(uow, made.submission.project_id, made.submission.evidence_ids)
+    return made
 
 
 # --- decisions ------------------------------------------------------------------------
@@ -346,7 +364,7 @@ def _reviews_later_submission(uow: UnitOfWork, actor: Actor, row: Finding) -> bo
         s.id
         for s in work.list_submissions(uow, row.task_id)
         if (s.created_at, s.id) > (raised_on.created_at, raised_on.id)
-        and s.outcome == SubmissionOutcome.DELIVERED
+        and s.outcome in CANDIDATE_OUTCOMES
     ]
     for submission_id in later:
         if actor.session_id is not None and actor.session_id in work.workflow_sessions(
@@ -491,7 +509,7 @@ def _clean_finding(index: int, finding: NewFinding) -> NewFinding:
 
 
 def _require_current(uow: UnitOfWork, subject: work.SubmissionView) -> None:
-    if subject.outcome != SubmissionOutcome.DELIVERED:
+    if subject.outcome not in CANDIDATE_OUTCOMES:
         raise ValidationFailed("submissionId", f"submission {subject.id} delivered no candidate")
     current = work.current_submission(uow, subject.task_id)
     if current is None or current.id != subject.id:
@@ -515,7 +533,8 @@ def _settle(uow: UnitOfWork, subject: work.SubmissionView, actor: Actor) -> None
             actor_id=actor.principal_id,
         )
     elif status.ready_for_integration:
-        work.advance_to_integration(uow, subject.task_id, subject.id, actor_id=actor.principal_id)
+        # On to integration; or done, for a submission that found the work already done.
+        work.review_satisfied(uow, subject.task_id, subject.id, actor_id=actor.principal_id)
 
 
 # --- reading --------------------------------------------------------------------------

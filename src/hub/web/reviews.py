@@ -33,7 +33,7 @@ from hub.web.signin import require_viewer
 from hub.web.templates import render
 from hub.work import service as work
 from hub.work.views import CheckpointView, SubmissionView, WorktreeView
-from hub.work.vocabulary import SubmissionOutcome, TaskState
+from hub.work.vocabulary import CANDIDATE_OUTCOMES, TaskState
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,14 @@ def read_submission_page(uow: UnitOfWork, submission_id: str) -> SubmissionPage:
                 uow, found.id, revision=submission.candidate_revision, tree_digest=None
             ),
         )
-        for found in jobs.evidence_for_task(uow, task.id)
+        # The task's own evidence, and what the submission cites from elsewhere in the
+        # project (an ALREADY_SATISFIED submission may cite another task's).
+        for found in _unique(
+            [
+                *jobs.evidence_for_task(uow, task.id),
+                *(jobs.get_evidence(uow, cited) for cited in submission.evidence_ids),
+            ]
+        )
     ]
     status = review.review_status(uow, submission.id)
     people = {submission.principal_id}
@@ -183,13 +190,17 @@ def read_submission_page(uow: UnitOfWork, submission_id: str) -> SubmissionPage:
     )
 
 
+def _unique(records: list[jobs.EvidenceView]) -> list[jobs.EvidenceView]:
+    return list({record.id: record for record in records}.values())
+
+
 def _closed_because(
     submission: SubmissionView, current: SubmissionView | None, task: work.TaskView
 ) -> str | None:
     """Why the page offers no decision form. The service enforces the same rule
     (`record_human_review` refuses obsolete submissions); this only spares a person
     filling in a form that cannot be accepted."""
-    if submission.outcome != SubmissionOutcome.DELIVERED:
+    if submission.outcome not in CANDIDATE_OUTCOMES:
         return (
             f"This submission reported {submission.outcome} and delivered no candidate "
             "revision: there is nothing to approve."

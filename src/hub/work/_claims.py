@@ -42,8 +42,8 @@ from hub.work._independence import Reviewer, excluded_submissions, require_indep
 from hub.work._lifecycle import end_attempt
 from hub.work._recovery import recovery_packet
 from hub.work._rows import lock_task, require_attempt, require_task
-from hub.work._tasks import ready_tasks, task_view
-from hub.work.errors import NoEligibleTask, RecoveryRequired, TaskOwned
+from hub.work._tasks import ready_tasks, task_view, unfinished_original
+from hub.work.errors import DuplicateOfUnfinished, NoEligibleTask, RecoveryRequired, TaskOwned
 from hub.work.tables import Attempt, Task, TaskPrerequisite
 from hub.work.views import ClaimResult, RecoveryClaim
 from hub.work.vocabulary import AttemptKind, AttemptState, TaskKind, TaskState, WorkEvent
@@ -200,6 +200,9 @@ def _check_claimable(uow: UnitOfWork, task: Task, now: datetime) -> None:
             f"task {task.id} is {task.state}: its submission moves on through review "
             "and integration"
         )
+    original = unfinished_original(uow, task.id)
+    if original is not None:
+        raise DuplicateOfUnfinished(task.id, *original)
     if task.blocked_count > 0:
         waiting = uow.session.scalars(
             select(Task.id)

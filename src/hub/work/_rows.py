@@ -12,7 +12,7 @@ from hub.errors import NotFound
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work.tables import Attempt, Submission, Task
-from hub.work.vocabulary import SubmissionOutcome
+from hub.work.vocabulary import CANDIDATE_OUTCOMES
 
 _LOCK_TASK = (
     select(Task)
@@ -83,11 +83,11 @@ def reload_attempt(uow: UnitOfWork, attempt_id: str) -> Attempt:
 
 
 def has_delivery(uow: UnitOfWork, task_id: str) -> bool:
-    """Whether the task was ever delivered: returned work goes back to revision, not to
-    open work."""
+    """Whether the task was ever delivered (or found already satisfied): returned work
+    goes back to revision, not to open work."""
     found = uow.session.scalar(
         select(func.count())
         .select_from(Submission)
-        .where(Submission.task_id == task_id, Submission.outcome == SubmissionOutcome.DELIVERED)
+        .where(Submission.task_id == task_id, Submission.outcome.in_(CANDIDATE_OUTCOMES))
     )
     return bool(found)

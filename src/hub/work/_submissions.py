@@ -4,8 +4,10 @@ An implementation attempt registers its worktree before changing code; a non-cod
 attempt records its acceptance against the task's current criteria; changed criteria
 are reconciled explicitly. The submission saves result, handoff, lessons and outcome and
 moves the task in one transaction: an implementation goes on to review or integration
-(per the policy pinned now) and is never done here; a non-code task completes here. See
-docs/workflow.md, "Completion".
+(per the policy pinned now) and is never done here; a non-code task completes here. An
+implementation found already satisfied after its claim (ALREADY_SATISFIED, citing the
+revision and evidence) goes to review like a delivery, and completes when approved,
+without integration. See docs/workflow.md, "Completion".
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from hub.work._rows import has_delivery
 from hub.work.tables import Attempt, AttemptNote, Submission, Task, Worktree
 from hub.work.views import AttemptResult, submission_view, worktree_view
 from hub.work.vocabulary import (
+    CANDIDATE_OUTCOMES,
     AttemptNoteKind,
     AttemptState,
     SubmissionOutcome,
@@ -79,6 +82,9 @@ class SubmitRequest:
     # (`knowledge.service.submit_attempt`, the operation the API runs).
     referenced_lessons: Sequence[str] = ()
     new_lessons: Sequence[dict[str, Any]] = ()
+    # Evidence records the submission cites; ALREADY_SATISFIED needs one at least. The
+    # operation that wraps this one checks they are the project's (`review.service`).
+    evidence_ids: Sequence[str] = ()
     idempotency_key: str | None = None
 
 
@@ -139,6 +145,19 @@ def _submit(uow: UnitOfWork, actor: Actor, held: Held, cmd: SubmitRequest) -> At
         if cmd.candidate_revision
         else None
     )
+    evidence_ids = list(
+        dict.fromkeys(clean_list("evidenceIds", cmd.evidence_ids, max_items=50, max_length=40))
+    )
+    if outcome == SubmissionOutcome.ALREADY_SATISFIED:
+        if candidate is None:
+            raise ValidationFailed(
+                "candidateRevision",
+                "ALREADY_SATISFIED names the revision on which the criteria already hold",
+            )
+        if not evidence_ids:
+            raise ValidationFailed(
+                "evidenceIds", "ALREADY_SATISFIED cites the evidence that the criteria hold"
+            )
     policy = projects.get_policy(uow, task.project_id)
     next_state = _state_after_submission(
         uow, task, attempt, outcome, candidate, policy.review_policy
@@ -159,13 +178,14 @@ def _submit(uow: UnitOfWork, actor: Actor, held: Held, cmd: SubmitRequest) -> At
         policy_revision=policy.revision,
         referenced_lessons=referenced,
         new_lessons=list(cmd.new_lessons),
+        evidence_ids=evidence_ids,
         created_at=held.now,
     )
     uow.session.add(submission)
     uow.session.flush()
     end_held_attempt(uow, held, AttemptState.SUBMITTED, f"submitted {outcome}")
     task.state = next_state  # with the attempt ended, in the same flush (CHECK current_attempt)
-    if task.kind == TaskKind.IMPLEMENTATION and outcome == SubmissionOutcome.DELIVERED:
+    if task.kind == TaskKind.IMPLEMENTATION and outcome in CANDIDATE_OUTCOMES:
         # A new candidate: reviews and integrations of earlier ones no longer apply.
         workflow.close_superseded(uow, task.id, submission.id)
         next_state = task.state = workflow.open_after_submission(uow, task, submission, policy)
@@ -200,6 +220,17 @@ def _state_after_submission(
     # A delivery is judged against the criteria it was made for; changed criteria are
     # reconciled explicitly first, whatever the task's kind.
     require_current_criteria(attempt.criteria_revision, task)
+    if outcome == SubmissionOutcome.ALREADY_SATISFIED:
+        # The criteria hold on a revision already there: nothing was changed, so no
+        # worktree is needed, and nothing will be integrated. Review judges the claim
+        # (`_workflow.open_after_submission`).
+        if task.kind != TaskKind.IMPLEMENTATION:
+            raise InvalidTransition(
+                f"ALREADY_SATISFIED is for implementation tasks; a {task.kind} task that "
+                "already meets its criteria records acceptance (recordAcceptance, with "
+                "evidence) and submits DELIVERED"
+            )
+        return TaskState.AWAITING_REVIEW
     if task.kind == TaskKind.IMPLEMENTATION:
         if candidate is None:
             raise ValidationFailed(

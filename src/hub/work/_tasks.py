@@ -12,8 +12,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, select, text
+from sqlalchemy import ColumnElement, Select, bindparam, exists, select, text
+from sqlalchemy.orm import aliased
 
 from hub.errors import (
     Conflict,
@@ -41,8 +43,10 @@ from hub.inputs import (
 from hub.mapping import view_of
 from hub.projects import service as projects
 from hub.storage.base import one_of, table_of
+from hub.storage.fulltext import MAX_TERMS, query_terms
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _dependencies as dependencies
+from hub.work import _similar as similar
 from hub.work._lifecycle import release_worktrees
 from hub.work._rows import lock_task, require_task
 from hub.work.tables import (
@@ -52,9 +56,10 @@ from hub.work.tables import (
     TaskLink,
     TaskPrerequisite,
 )
-from hub.work.views import LinkView, TaskView
+from hub.work.views import CreatedTask, LinkView, SimilarTask, TaskView
 from hub.work.vocabulary import (
     CLAIMABLE_STATES,
+    FINISHED_STATES,
     CloseReason,
     EffectiveTaskState,
     LinkKind,
@@ -68,7 +73,25 @@ KINDS_NEEDING_CRITERIA = (TaskKind.IMPLEMENTATION, TaskKind.GENERAL, TaskKind.OB
 # A submission of the task is in review or integration.
 SUBMITTED_STATES = (TaskState.AWAITING_REVIEW, TaskState.AWAITING_INTEGRATION)
 READY = text(f"{one_of('tasks.state', CLAIMABLE_STATES)} AND tasks.blocked_count = 0")
+_ORIGINAL = aliased(Task, name="original")
+# Linked DUPLICATE_OF a task that is neither done nor closed: the original is where the
+# work happens, so this one is never offered or claimed (`_claims`).
+DUPLICATE_OF_UNFINISHED = (
+    exists()
+    .where(
+        TaskLink.task_id == Task.id,
+        TaskLink.kind == LinkKind.DUPLICATE_OF,
+        _ORIGINAL.id == TaskLink.other_id,
+        _ORIGINAL.state.not_in(FINISHED_STATES),
+    )
+    .correlate(Task)
+)
 MAX_CRITERIA = 50
+# The close matches a created task is answered with (informational, docs/design.md,
+# "Duplicate work"), and the most `similarTasks` answers.
+SIMILAR_ON_CREATE = 5
+MAX_SIMILAR = 50
+MAX_SIMILAR_TEXT = 20_000
 
 
 @dataclass(frozen=True)
@@ -118,8 +141,19 @@ class TaskFilter:
     ValidationFailed,
     *idempotency.KEYED,
 )
-def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> Keyed[TaskView]:
-    """Create a task; a keyed retry replays the one created first."""
+def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> Keyed[CreatedTask]:
+    """Create a task, answered with the project's tasks most like it (by its title: see
+    `_similar`); a keyed retry replays the one created first, with the matches found
+    then (each task as it is now)."""
+
+    def execute() -> CreatedTask:
+        task = _create(uow, actor, cmd)
+        return CreatedTask(task, tuple(_similar_to(uow, task)))
+
+    def replay(prior: dict[str, Any]) -> CreatedTask:
+        found = [similar.Match(*match) for match in prior.get("similar", [])]
+        return CreatedTask(get_task(uow, prior["task_id"]), tuple(_similar_views(uow, found)))
+
     return idempotency.run_keyed(
         uow,
         actor,
@@ -127,9 +161,14 @@ def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> Keyed[TaskView]:
         cmd.idempotency_key,
         idempotency.request_of(cmd),
         authorize=lambda: require_full_credential(actor),
-        replay=lambda _, prior: get_task(uow, prior["task_id"]),
-        execute=lambda _: _create(uow, actor, cmd),
-        receipt=lambda task: {"task_id": task.id},
+        replay=lambda _, prior: replay(prior),
+        execute=lambda _: execute(),
+        receipt=lambda made: {
+            "task_id": made.task.id,
+            "similar": [
+                [s.task.id, s.relevance, s.shared_words, s.query_words] for s in made.similar
+            ],
+        },
     )
 
 
@@ -180,6 +219,7 @@ def _create(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> TaskView:
         created_at=now,
         created_by=actor.principal_id,
         updated_at=now,
+        search_text=similar.search_text_of(title, outcome, criteria),
     )
     uow.session.add(task)
     uow.session.flush()
@@ -228,8 +268,9 @@ def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
         dependencies.change_requiredness(uow, actor, task, cmd.required, reason)
         changed.append("required")
     now = uow.now()
+    criteria_now: list[str] | None = None  # the criteria after the edit, if it names them
     if cmd.acceptance_criteria is not None:
-        criteria = clean_list(
+        criteria = criteria_now = clean_list(
             "acceptanceCriteria", cmd.acceptance_criteria, max_items=MAX_CRITERIA, max_length=2000
         )
         if task.kind in KINDS_NEEDING_CRITERIA and not criteria:
@@ -261,6 +302,12 @@ def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
         raise ValidationFailed("input", "names nothing to change")
     task.revision += 1
     task.updated_at = now
+    if task.subject_submission_id is None:
+        task.search_text = similar.search_text_of(
+            task.title,
+            task.outcome,
+            current_criteria(uow, task) if criteria_now is None else criteria_now,
+        )
     uow.session.flush()
     record_event(
         uow,
@@ -331,6 +378,9 @@ def close_task(
 
 @raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
 def reopen_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> TaskView:
+    """Reopen a closed task. The close reason and note go; a deferred task's reopen
+    condition stays, so whoever picks the task up sees what it waited for (it goes with
+    the next close, which sets its own); the event keeps all three and the reason."""
     require_full_credential(actor)
     task = lock_task(uow, task_id)
     if task.state != TaskState.CLOSED:
@@ -343,11 +393,15 @@ def reopen_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> 
         WorkEvent.TASK_REOPENED,
         task,
         by=actor,
-        payload={"reason": reason, "previousCloseReason": task.close_reason},
+        payload={
+            "reason": reason,
+            "previousCloseReason": task.close_reason,
+            "previousCloseNote": task.close_note,
+            "reopenCondition": task.reopen_condition,
+        },
     )
     task.close_reason = None
     task.close_note = None
-    task.reopen_condition = None
     return task_view(uow, task)
 
 
@@ -412,6 +466,47 @@ def task_links(uow: UnitOfWork, task_id: str) -> list[LinkView]:
     return [view_of(LinkView, row) for row in rows]
 
 
+@raises(NotFound, ValidationFailed)
+def similar_tasks(
+    uow: UnitOfWork, *, project_id: str, text: str, first: int = 10
+) -> list[SimilarTask]:
+    """The project's tasks most like `text` (its first `MAX_TERMS` distinct words), open
+    and closed, best first (`_similar`): what to look at before creating a task."""
+    projects.ensure_project_exists(uow, project_id)
+    limit = bounded_int("first", first, 1, MAX_SIMILAR)
+    wanted = clean_text("text", text, MAX_SIMILAR_TEXT)
+    terms = query_terms(wanted)[:MAX_TERMS]
+    if not terms:
+        raise ValidationFailed(
+            "text",
+            f"{wanted!r} has no words to search for: stop words ('the', 'not', …) and "
+            "punctuation are not searched",
+        )
+    return _similar_views(uow, similar.matches(uow, project_id, terms, limit=limit))
+
+
+def _similar_to(uow: UnitOfWork, task: TaskView) -> list[SimilarTask]:
+    """A new task's close matches: the project's tasks most like its title."""
+    terms = query_terms(task.title)[:MAX_TERMS]
+    found = similar.matches(uow, task.project_id, terms, limit=SIMILAR_ON_CREATE, exclude=task.id)
+    return _similar_views(uow, found)
+
+
+def _similar_views(uow: UnitOfWork, found: Sequence[similar.Match]) -> list[SimilarTask]:
+    tasks = {view.id: view for view in get_tasks(uow, [match.task_id for match in found])}
+    return [
+        SimilarTask(
+            task=tasks[match.task_id],
+            rank=place,
+            relevance=match.relevance,
+            shared_words=match.shared_words,
+            query_words=match.query_words,
+            likely_duplicate=match.likely_duplicate,
+        )
+        for place, match in enumerate(found, start=1)
+    ]
+
+
 def list_tasks(uow: UnitOfWork, query: TaskFilter) -> list[TaskView]:
     projects.ensure_project_exists(uow, query.project_id)
     statement = select(Task).where(Task.project_id == query.project_id)
@@ -441,10 +536,27 @@ def ready_tasks(project_id: str | ColumnElement[str], kinds: Sequence[str]) -> S
     for kind in kinds:
         if kind not in tuple(TaskKind):
             raise ValidationFailed("kinds", f"{kind!r} is not a task kind")
-    statement = select(Task).where(Task.project_id == project_id, READY)
+    statement = select(Task).where(Task.project_id == project_id, READY, ~DUPLICATE_OF_UNFINISHED)
     if kinds:
         statement = statement.where(Task.kind.in_(list(kinds)))
     return statement.order_by(Task.priority.desc(), Task.id)
+
+
+def unfinished_original(uow: UnitOfWork, task_id: str) -> tuple[str, TaskState] | None:
+    """The task `task_id` is linked DUPLICATE_OF that is neither done nor closed (the
+    oldest such link's), if any."""
+    found = uow.session.execute(
+        select(Task.id, Task.state)
+        .join(TaskLink, TaskLink.other_id == Task.id)
+        .where(
+            TaskLink.task_id == task_id,
+            TaskLink.kind == LinkKind.DUPLICATE_OF,
+            Task.state.not_in(FINISHED_STATES),
+        )
+        .order_by(TaskLink.created_at, Task.id)
+        .limit(1)
+    ).first()
+    return None if found is None else (str(found[0]), TaskState(found[1]))
 
 
 def require_task_in(

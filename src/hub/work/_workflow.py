@@ -34,6 +34,7 @@ from hub.work.views import (
     worktree_view,
 )
 from hub.work.vocabulary import (
+    CANDIDATE_OUTCOMES,
     AttemptState,
     CloseReason,
     SubmissionOutcome,
@@ -69,6 +70,8 @@ def open_after_submission(
         suffix = f" ({index + 1} of {agent_reviews})" if agent_reviews > 1 else ""
         _workflow_task(uow, task, submission, TaskKind.REVIEW, f"Review: {task.title}{suffix}")
     if policy.review_policy == ReviewPolicy.NONE:
+        if submission.outcome == SubmissionOutcome.ALREADY_SATISFIED:
+            return TaskState.DONE  # no review asked, and nothing to integrate
         _workflow_task(uow, task, submission, TaskKind.INTEGRATION, f"Integrate: {task.title}")
         return TaskState.AWAITING_INTEGRATION
     return TaskState.AWAITING_REVIEW
@@ -142,10 +145,11 @@ def lock_submission(uow: UnitOfWork, submission_id: str) -> SubmissionView:
 
 
 def current_submission(uow: UnitOfWork, task_id: str) -> SubmissionView | None:
-    """The newest delivery of a task: the only one a review or integration may apply to."""
+    """The newest delivery of a task (or finding that it was already satisfied): the only
+    one a review or integration may apply to."""
     row = uow.session.scalar(
         select(Submission)
-        .where(Submission.task_id == task_id, Submission.outcome == SubmissionOutcome.DELIVERED)
+        .where(Submission.task_id == task_id, Submission.outcome.in_(CANDIDATE_OUTCOMES))
         .order_by(Submission.created_at.desc(), Submission.id.desc())
         .limit(1)
     )
@@ -306,6 +310,30 @@ def advance_to_integration(
         payload={"submission": submission_id, "integrationTask": integration.id},
     )
     return task_view(uow, integration)
+
+
+def review_satisfied(uow: UnitOfWork, task_id: str, submission_id: str, *, actor_id: str) -> None:
+    """Review approves the task's current submission: a delivery awaits integration
+    (`advance_to_integration`); an ALREADY_SATISFIED one is done now, since nothing
+    changed and there is nothing to integrate."""
+    submission = uow.session.get_one(Submission, submission_id)
+    if submission.outcome != SubmissionOutcome.ALREADY_SATISFIED:
+        advance_to_integration(uow, task_id, submission_id, actor_id=actor_id)
+        return
+    task = lock_task(uow, task_id)
+    if task.state != TaskState.AWAITING_REVIEW:
+        raise InvalidTransition(f"task {task.id} is {task.state}, not awaiting review")
+    require_current_criteria(submission.criteria_revision, task)
+    _close_open_workflow_tasks(
+        uow, task.id, f"review of submission {submission_id} is satisfied", only=submission_id
+    )
+    mark_done(
+        uow,
+        task,
+        actor_id=actor_id,
+        reason=f"submission {submission_id} approved: already satisfied at "
+        f"{submission.candidate_revision}",
+    )
 
 
 def reopen_workflow_task(uow: UnitOfWork, task_id: str, *, reason: str, actor_id: str) -> None:

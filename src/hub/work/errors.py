@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from hub.errors import (
+    Blocked,
     Conflict,
     InvalidTransition,
     LeaseExpired,
@@ -39,6 +40,23 @@ class NoEligibleTask(NotFound):
             "own work to review)"
         )
         self.args = (self.message,)
+
+
+class DuplicateOfUnfinished(Blocked):
+    """A claim of a task linked DUPLICATE_OF a task that is neither done nor closed: the
+    original is where the work happens, so this one is not claimed (next-eligible claims
+    and `candidates` skip it). The problem type stays `Blocked`, its blockers the
+    original's id, with its own code so that clients tell it from a busy session."""
+
+    code = ProblemCode.DUPLICATE_OF_UNFINISHED
+
+    def __init__(self, task_id: str, original_id: str, original_state: str) -> None:
+        super().__init__(
+            f"task {task_id} duplicates task {original_id}, which is {original_state}: work "
+            f"on {original_id} instead, or close {task_id} as DUPLICATE of it",
+            blockers=[original_id],
+        )
+        self.original_id = original_id
 
 
 class TaskOwned(TaskNotClaimable):

@@ -101,6 +101,10 @@ class Task(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     created_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # What full-text search finds the task by (migration 0012's index): the words of its
+    # title, outcome and current criteria (`_tasks.search_text`), rewritten by every
+    # create and edit; '' for workflow tasks, which are never searched.
+    search_text: Mapped[str] = mapped_column(Text, default="", server_default="")
 
 
 class TaskCriteria(Base):
@@ -281,7 +285,7 @@ class Submission(Base):
     session_id: Mapped[str] = mapped_column(ForeignKey("agent_sessions.id"))
     principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))
     generation: Mapped[int] = mapped_column(BigInteger)
-    outcome: Mapped[SubmissionOutcome] = mapped_column(Vocabulary(SubmissionOutcome, 16))
+    outcome: Mapped[SubmissionOutcome] = mapped_column(Vocabulary(SubmissionOutcome, 24))
     result: Mapped[str] = mapped_column(Text)
     handoff: Mapped[str] = mapped_column(Text)
     candidate_revision: Mapped[str | None] = mapped_column(String(64))
@@ -289,6 +293,9 @@ class Submission(Base):
     policy_revision: Mapped[int] = mapped_column(Integer)
     referenced_lessons: Mapped[list[str]] = mapped_column(JSONDocument, default=list)
     new_lessons: Mapped[list[dict[str, Any]]] = mapped_column(JSONDocument, default=list)
+    # Evidence records the submission cites (required for ALREADY_SATISFIED), checked to
+    # be of its project by the operation that wraps the submission (`review.service`).
+    evidence_ids: Mapped[list[str]] = mapped_column(JSONDocument, default=list, server_default="[]")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from hub.mapping import view_of
 from hub.work.tables import Attempt, Checkpoint, Submission, Task, Worktree
 from hub.work.vocabulary import (
+    FINISHED_STATES,
     AttemptKind,
     AttemptNoteKind,
     AttemptState,
@@ -109,6 +110,31 @@ class TaskView:
 
 
 @dataclass(frozen=True)
+class SimilarTask:
+    """A task like a piece of text, and how alike (`work._similar`): informational only."""
+
+    task: TaskView
+    rank: int
+    relevance: float  # full-text relevance as a share of the best match's (1 for the best)
+    shared_words: int  # how many of the text's distinct words the task holds
+    query_words: int  # how many distinct words the text has (at most MAX_TERMS)
+    likely_duplicate: bool  # shares enough of them: `_similar.likely_duplicate`
+
+    @property
+    def unfinished(self) -> bool:
+        """Neither done nor closed: work that someone may still do twice."""
+        return self.task.state not in FINISHED_STATES
+
+
+@dataclass(frozen=True)
+class CreatedTask:
+    """A created task, with the project's tasks most like it at the time."""
+
+    task: TaskView
+    similar: tuple[SimilarTask, ...]
+
+
+@dataclass(frozen=True)
 class CheckpointView:
     id: str
     attempt_id: str
@@ -152,6 +178,7 @@ class SubmissionView:
     policy_revision: int
     referenced_lessons: tuple[str, ...]
     new_lessons: tuple[dict[str, Any], ...]
+    evidence_ids: tuple[str, ...]
     created_at: datetime
 
 

@@ -68,6 +68,9 @@ class LinkKind(StrEnum):
 class SubmissionOutcome(StrEnum):
     DELIVERED = "DELIVERED"
     PARTIAL = "PARTIAL"
+    # After a claim, the work turned out done already: the criteria hold on a revision
+    # the submission names, with evidence. Reviewed like a delivery; nothing to integrate.
+    ALREADY_SATISFIED = "ALREADY_SATISFIED"
 
 
 class RecoveryDisposition(StrEnum):
@@ -123,3 +126,8 @@ class WorkEvent(StrEnum):
 
 # States from which a fresh claim may start (with no incomplete prerequisites).
 CLAIMABLE_STATES = (TaskState.OPEN, TaskState.REVISION_NEEDED)
+# States of finished work: a task in one is no duplicate anyone could still do twice.
+FINISHED_STATES = (TaskState.DONE, TaskState.CLOSED)
+# Outcomes that put a candidate up for review: the task's current submission is its
+# newest of these (`_workflow.current_submission`).
+CANDIDATE_OUTCOMES = (SubmissionOutcome.DELIVERED, SubmissionOutcome.ALREADY_SATISFIED)

@@ -27,7 +27,15 @@ strawberry.enum(AttemptState)
 strawberry.enum(AttemptKind)
 strawberry.enum(CloseReason)
 strawberry.enum(LinkKind)
-strawberry.enum(SubmissionOutcome)
+strawberry.enum(
+    SubmissionOutcome,
+    description=(
+        "DELIVERED: a candidate revision, on to review and integration (non-code tasks: "
+        "done). PARTIAL: unfinished, with a handoff. ALREADY_SATISFIED: after the claim, "
+        "the criteria turned out to hold already on a revision the submission names, "
+        "with evidence; reviewed like a delivery, done when approved, never integrated."
+    ),
+)
 strawberry.enum(RecoveryDisposition)
 strawberry.enum(AdapterEvent)
 

@@ -184,10 +184,21 @@ class SubmitAttemptInput:
     result: str
     handoff: str = ""
     candidate_revision: str | None = strawberry.field(
-        default=None, description="The commit delivered (required for implementation tasks)."
+        default=None,
+        description=(
+            "The commit delivered (required for implementation tasks); for "
+            "ALREADY_SATISFIED, the revision on which the criteria already hold."
+        ),
     )
     referenced_lessons: list[str] = strawberry.field(default_factory=list)
     new_lessons: list[NewLessonInput] = strawberry.field(default_factory=list)
+    evidence_ids: list[strawberry.ID] = strawberry.field(
+        default_factory=list,
+        description=(
+            "Evidence records of this project the submission cites (recordEvidence); "
+            "ALREADY_SATISFIED needs one at least."
+        ),
+    )
     idempotency_key: str | None = None
 
 

@@ -15,11 +15,12 @@ from hub.api.work.types import (
     Checkpoint,
     Lease,
     RecoveryPacket,
+    SimilarTask,
     Submission,
     Task,
     Worktree,
 )
-from hub.knowledge import service as knowledge
+from hub.review import service as review
 from hub.work import service as work
 
 
@@ -32,6 +33,14 @@ class TaskPayload:
 @strawberry.type
 class CreateTaskPayload:
     task: Task
+    similar: list[SimilarTask] = strawberry.field(
+        description=(
+            "The project's tasks most like the new one by its title, best first, found "
+            "when it was created (a replay answers the same): informational only, the "
+            "task is created whatever they are. Clients warn on a likely duplicate that "
+            "is unfinished."
+        )
+    )
     replay: bool
     server_time: datetime
 
@@ -105,9 +114,7 @@ RecordCheckpointResult = result_union(
 RelinquishAttemptResult = result_union(
     "RelinquishAttemptResult", AttemptPayload, work.relinquish_attempt
 )
-SubmitAttemptResult = result_union(
-    "SubmitAttemptResult", AttemptPayload, knowledge.submit_attempt
-)
+SubmitAttemptResult = result_union("SubmitAttemptResult", AttemptPayload, review.submit_attempt)
 RecordRecoveryDispositionResult = result_union(
     "RecordRecoveryDispositionResult", AttemptPayload, work.record_recovery_disposition
 )

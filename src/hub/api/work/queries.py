@@ -1,4 +1,5 @@
-"""The work queries: `task`, `tasks`, `candidates`, `attempt`, `recoveryPacket`."""
+"""The work queries: `task`, `tasks`, `candidates`, `similarTasks`, `attempt`,
+`recoveryPacket`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hub.api.mapping import from_view
 from hub.api.operations import read, read_optional
 from hub.api.relay import Connection, connection, decode_cursor, page_size
 from hub.api.work.enums import TaskKind, TaskState
-from hub.api.work.types import Attempt, RecoveryPacket, Task
+from hub.api.work.types import Attempt, RecoveryPacket, SimilarTask, Task
 from hub.identity.service import require_reporter_scope
 from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
@@ -73,6 +74,29 @@ class WorkQuery:
             )
 
         return [_task(view) for view in await read(info, load)]
+
+    @strawberry.field(
+        description=(
+            "Before creating a task: the project's tasks most like `text` (its words, stop "
+            "words aside; the first 20 are searched), open and closed, best first, each "
+            "with its state, close reason and reopen condition. Informational: it may be "
+            "stale at once, and similarity never decides identity."
+        )
+    )
+    async def similar_tasks(
+        self,
+        info: Info[HubContext, Any],
+        project_id: strawberry.ID,
+        text: str,
+        first: int = 10,
+    ) -> list[SimilarTask]:
+        found = await read(
+            info,
+            lambda uow, _: work.similar_tasks(
+                uow, project_id=str(project_id), text=text, first=first
+            ),
+        )
+        return [from_view(SimilarTask, view) for view in found]
 
     @strawberry.field
     async def attempt(self, info: Info[HubContext, Any], id: strawberry.ID) -> Attempt | None:

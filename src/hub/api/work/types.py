@@ -128,7 +128,12 @@ class Task:
     prerequisite_ids: list[strawberry.ID]
     close_reason: CloseReason | None
     close_note: str | None
-    reopen_condition: str | None
+    reopen_condition: str | None = strawberry.field(
+        description=(
+            "A DEFERRED task's condition for coming back. Kept when it is reopened, so "
+            "whoever picks it up sees what it waited for; its next close sets its own."
+        )
+    )
     created_at: datetime
     updated_at: datetime
     created_by: strawberry.ID
@@ -159,6 +164,52 @@ class Task:
     async def links(self, info: Info[HubContext, Any]) -> list[TaskLink]:
         found = await load(info, _LINKS, str(self.id))
         return [from_view(TaskLink, view) for view in found]
+
+    @strawberry.field(
+        description=(
+            "The task this one duplicates (its newest DUPLICATE_OF link; closing as "
+            "DUPLICATE records one), as it is now. While that original is neither done "
+            "nor closed, this task is not claimable."
+        )
+    )
+    async def duplicate_of(self, info: Info[HubContext, Any]) -> Task | None:
+        found = await load(info, _LINKS, str(self.id))
+        originals = [
+            link.other_id
+            for link in found
+            if link.kind == LinkKind.DUPLICATE_OF and link.task_id == str(self.id)
+        ]
+        if not originals:
+            return None
+        return from_view(Task, await load(info, _TASKS, originals[-1]))
+
+
+@strawberry.type(
+    description=(
+        "A task like the text searched for, and how alike: informational only, "
+        "similarity never decides identity (a source id does). Ranked by the text's "
+        "words the task holds, then full-text relevance."
+    )
+)
+class SimilarTask:
+    task: Task
+    rank: int
+    relevance: float = strawberry.field(
+        description="Full-text relevance as a share of the best match's: 1 for the best."
+    )
+    shared_words: int = strawberry.field(
+        description="How many of the text's distinct words (stop words aside) the task's "
+        "title, outcome and criteria hold."
+    )
+    query_words: int = strawberry.field(
+        description="How many distinct words the text has (its first 20 are searched)."
+    )
+    likely_duplicate: bool = strawberry.field(
+        description="Holds at least three quarters of the text's words, and two at least."
+    )
+    unfinished: bool = strawberry.field(
+        description="Neither DONE nor CLOSED: work that may still be done twice."
+    )
 
 
 @strawberry.type(description="`taskId kind otherTaskId`, e.g. A SUPERSEDES B.")
@@ -217,6 +268,9 @@ class Submission:
     referenced_lessons: list[str] = strawberry.field(description="Ids of existing lessons.")
     new_lessons: JSON = strawberry.field(
         description="The lessons it proposed, as written; each was published (`lessons`)."
+    )
+    evidence_ids: list[strawberry.ID] = strawberry.field(
+        description="Evidence records it cites (ALREADY_SATISFIED cites one at least)."
     )
     created_at: datetime
 

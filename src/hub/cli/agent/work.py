@@ -30,6 +30,7 @@ app = typer.Typer()
 class Outcome(StrEnum):
     DELIVERED = "DELIVERED"
     PARTIAL = "PARTIAL"
+    ALREADY_SATISFIED = "ALREADY_SATISFIED"
 
 
 @command(app, "next")
@@ -190,23 +191,46 @@ def submit(
     client: AgentClient,
     as_json: bool,
     result: Annotated[str, typer.Option(help="What was delivered.")],
-    outcome: Annotated[Outcome, typer.Option(help="DELIVERED or PARTIAL.")] = Outcome.DELIVERED,
+    outcome: Annotated[
+        Outcome,
+        typer.Option(
+            help="DELIVERED, PARTIAL, or ALREADY_SATISFIED: the criteria already held when "
+            "the task was claimed (name the revision checked and --evidence-id)."
+        ),
+    ] = Outcome.DELIVERED,
     handoff: Annotated[str, typer.Option(help="For whoever continues (PARTIAL needs it).")] = "",
     candidate_revision: Annotated[
         str | None,
         typer.Option(
-            help="The commit delivered (implementation tasks; default: the registered "
+            help="The commit delivered, or for ALREADY_SATISFIED the one on which the "
+            "criteria already hold (implementation tasks; default: the registered "
             "worktree's HEAD, which must be committed)."
+        ),
+    ] = None,
+    evidence_id: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--evidence-id",
+            help="An evidence record the submission cites (evd_…, from `hub agent job "
+            "evidence`; repeatable; ALREADY_SATISFIED needs one).",
+            show_default=False,
         ),
     ] = None,
     abandon_pending: AbandonPending = False,
 ) -> None:
-    """Submit the current attempt's result; prints the submission and what comes next."""
+    """Submit the current attempt's result; prints the submission and what comes next.
+
+    Found the work already done after claiming it? Record evidence of the check on the
+    revision where the criteria hold, then submit ALREADY_SATISFIED citing it: review
+    judges it like a delivery, and an approval completes the task with nothing to
+    integrate.
+    """
     done = client.submit(
         result=result,
         outcome=outcome.value,
         handoff=handoff,
         candidate_revision=candidate_revision,
+        evidence_ids=evidence_id or [],
         abandon_pending=abandon_pending,
     )
     render_attempt(done, "submitted", as_json)

@@ -51,7 +51,7 @@ from hub.api.work.payloads import (
     TaskPayload,
 )
 from hub.api.work.types import RecoveryPacket
-from hub.knowledge import service as knowledge
+from hub.review import service as review
 from hub.work import service as work
 
 _task_payload = payload(TaskPayload, "task")
@@ -139,8 +139,9 @@ class AttemptMutation:
     async def submit_attempt(
         self, info: Info[HubContext, Any], input: SubmitAttemptInput
     ) -> AttemptPayload | Problem:
-        # Through knowledge: the lessons the submission proposes are published with it.
-        return await mutate(info, call(knowledge.submit_attempt, input), _attempt_payload)
+        # Through review (the evidence it cites checked) and knowledge (the lessons it
+        # proposes published with it).
+        return await mutate(info, call(review.submit_attempt, input), _attempt_payload)
 
     @strawberry.mutation(graphql_type=RecordRecoveryDispositionResult)
     async def record_recovery_disposition(

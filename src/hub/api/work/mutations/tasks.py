@@ -33,7 +33,6 @@ from hub.api.work.payloads import (
     ReopenTaskResult,
     TaskPayload,
 )
-from hub.api.work.types import Task
 from hub.work import service as work
 
 _task_payload = payload(TaskPayload, "task")
@@ -66,8 +65,8 @@ class TaskMutation:
         return await mutate(
             info,
             call(work.create_task, input),
-            lambda made, now: CreateTaskPayload(
-                task=from_view(Task, made.value), replay=made.replayed, server_time=now
+            lambda made, now: from_view(
+                CreateTaskPayload, made.value, replay=made.replayed, server_time=now
             ),
         )
 
