@@ -80,6 +80,7 @@ def test_the_stream_holds_every_module_s_rows_of_the_project_and_no_other(
     }  # fmt: skip
     assert all("storage_key" not in a for a in rows["artifacts"])
     assert all("search_text" not in v for v in rows["lesson_versions"])
+    assert all("search_text" not in t for t in rows["tasks"])
     # A table's description says what a reader needs to rebuild it.
     tasks = next(line["row"] for line in lines if line["row"].get("name") == "tasks")
     assert tasks["primary_key"] == ["id"]

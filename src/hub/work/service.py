@@ -151,6 +151,8 @@ def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
         uow,
         project_id,
         project_tables(tables),
+        # The search index's input, derived from title, outcome and criteria.
+        omit={"tasks": ("search_text",)},
         # Named without a foreign key in the schema; the export says what they name.
         references={
             "tasks": {"subject_submission_id": "submissions", "current_attempt_id": "attempts"},
