@@ -35,7 +35,7 @@ class EventRecord:
     payload: dict[str, Any]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     project_id: str | None
     kind: str
@@ -123,6 +123,29 @@ def record_event(
     )
 
 
+def record_events(
+    uow: UnitOfWork,
+    kind: StrEnum,
+    subjects: Sequence[Subject],
+    *,
+    by: _Acting | str | None,
+    payloads: Sequence[Mapping[str, Any]],
+) -> None:
+    """`record_event` for many subjects at once (a bulk operation's: one event per task
+    an import created), `payloads[i]` about `subjects[i]`; stored as `record_event`'s are,
+    numbered in this order."""
+    if len(subjects) != len(payloads):
+        raise ValueError("one payload per subject")
+    actor_id = by if by is None or isinstance(by, str) else by.principal_id
+    pending: list[_Pending] = uow.pending.setdefault(_PENDING, [])
+    name = str(kind)
+    pending.extend(
+        _Pending(subject.project_id, name, subject.id, actor_id, dict(payload))
+        for subject, payload in zip(subjects, payloads, strict=True)
+    )
+    uow.before_commit(_flush)
+
+
 _STREAMS = table_of(EventStream)
 _EVENTS = table_of(Event)
 # Prebuilt once: every write transaction runs these (building a statement per call costs
@@ -189,9 +212,25 @@ _APPEND_POSTGRESQL = text(
 ).bindparams(bindparam("occurred_at", type_=UTCDateTime()), bindparam("items", type_=JSONB()))
 
 
+# Events stored per statement: a bulk operation's many events go in slices, so the
+# statement's parameters never hold them all at once.
+_SLICE = 5000
+
+
 def _append(uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: datetime) -> bool:
     """Number and store `items` after the stream's last event; False if the stream has no
     counter row yet (nothing is written then)."""
+    for start in range(0, len(items), _SLICE):
+        if not _append_slice(uow, stream, items[start : start + _SLICE], occurred_at):
+            if start == 0:
+                return False
+            raise RuntimeError(f"event stream {stream!r} lost its counter row")
+    return True
+
+
+def _append_slice(
+    uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: datetime
+) -> bool:
     session = uow.session
     if uow.dialect == "postgresql":
         appended = session.execute(
