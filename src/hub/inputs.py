@@ -5,6 +5,7 @@ A refusal names the field in the API's spelling, so a client can tell what to fi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -35,10 +36,13 @@ def clean_text(field: str, value: str, max_length: int, *, required: bool = True
     return value
 
 
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
 def clean_label(field: str, value: str, max_length: int = 200, *, required: bool = True) -> str:
     """A one-line label: no control characters at all."""
     value = clean_text(field, value, max_length, required=required)
-    if any(ord(ch) < 32 for ch in value):
+    if _CONTROL.search(value):
         raise ValidationFailed(field, "must not contain control characters")
     return value
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from sqlalchemy import Row, bindparam, insert, select, text, update
+from sqlalchemy import Row, bindparam, select, text, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -16,6 +16,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from hub.events.tables import Event, EventStream
 from hub.mapping import view_of
 from hub.storage.base import UTCDateTime, table_of
+from hub.storage.bulk import Stored, insert_rows
 from hub.storage.unit_of_work import UnitOfWork
 
 GLOBAL_STREAM = "hub"
@@ -156,7 +157,6 @@ _ADVANCE = (
     .values(last_seq=_STREAMS.c.last_seq + bindparam("count"))
     .returning(_STREAMS.c.last_seq)
 )
-_INSERT_EVENT = insert(_EVENTS)
 _NOTIFY = text("SELECT pg_notify(:channel, :stream)")
 
 
@@ -257,23 +257,25 @@ def _append_slice(
     if last is None:
         return False
     first = last - len(items) + 1
-    session.execute(
-        _INSERT_EVENT,
-        [
-            {
-                "stream": stream,
-                "seq": first + offset,
-                "project_id": item.project_id,
-                "kind": item.kind,
-                "subject_id": item.subject_id,
-                "actor_id": item.actor_id,
-                "occurred_at": occurred_at,
-                "payload": item.payload,
-            }
+    stored = Stored(uow.dialect)
+    at = stored.instant(occurred_at)
+    # Straight through the driver: a bulk operation appends thousands of events at once.
+    insert_rows(
+        uow,
+        _EVENTS,
+        _EVENT_COLUMNS,
+        (
+            (stream, first + offset, item.project_id, item.kind, item.subject_id,
+             item.actor_id, at, stored.json(item.payload))
             for offset, item in enumerate(items)
-        ],
-    )
+        ),
+    )  # fmt: skip
     return True
+
+
+_EVENT_COLUMNS = (
+    "stream", "seq", "project_id", "kind", "subject_id", "actor_id", "occurred_at", "payload",
+)  # fmt: skip
 
 
 # Prebuilt: every live follower runs it on every wake.

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, insert, update
+from sqlalchemy import bindparam, update
 
 from hub.identity.views import Actor
 from hub.imports._plan import Entry, Key, Plan, classify
@@ -28,11 +28,16 @@ from hub.imports.tables import ImportSource
 from hub.imports.views import ImportedVersion, ImportItemResult
 from hub.imports.vocabulary import ImportOutcome
 from hub.storage.base import UTCDateTime, table_of
+from hub.storage.bulk import Stored, insert_rows
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 from hub.work.vocabulary import TaskState
 
 _SOURCES = table_of(ImportSource)
+_SOURCE_COLUMNS = (
+    "project_id", "source_system", "source_id", "task_id", "fingerprint", "task_revision",
+    "report_id", "imported_at",
+)  # fmt: skip
 _UPDATE_SOURCE = (
     update(_SOURCES)
     .where(
@@ -165,8 +170,7 @@ def _task_id(entry: Entry) -> str:
 
 
 def _fingerprint(entry: Entry) -> str:
-    assert entry.checked is not None
-    return entry.checked.fingerprint
+    return entry.fingerprint
 
 
 def _planned(entry: Entry, ref: Callable[[str, str], work.Ref]) -> work.PlannedTask:
@@ -302,15 +306,16 @@ def write_states(uow: UnitOfWork, project_id: str, report_id: str, carried: Carr
     """The import states of what this import wrote (after its report row exists)."""
     now = uow.now()
     if carried.new_states:
-        uow.session.execute(
-            insert(_SOURCES),
-            [
-                {"project_id": project_id, "source_system": key[0], "source_id": key[1],
-                 "task_id": task_id, "fingerprint": fingerprint, "task_revision": revision,
-                 "report_id": report_id, "imported_at": now}
+        at = Stored(uow.dialect).instant(now)
+        insert_rows(
+            uow,
+            _SOURCES,
+            _SOURCE_COLUMNS,
+            (
+                (project_id, key[0], key[1], task_id, fingerprint, revision, report_id, at)
                 for key, task_id, fingerprint, revision in carried.new_states
-            ],
-        )  # fmt: skip
+            ),
+        )
     if carried.changed_states:
         uow.session.execute(
             _UPDATE_SOURCE,

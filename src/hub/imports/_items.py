@@ -4,16 +4,15 @@ createTask's limits, and fingerprinted.
 `read_item` never raises: an item whose shape is wrong (an unknown key, a number where
 text belongs) carries its `problem`, so that a partial import reports it INVALID and an
 all-or-nothing one refuses the whole import naming it. `check_item` cleans the content
-the way `createTask` does (the work module's `clean_fields`, `clean_labels`), fills the
-defaults and takes the fingerprint of what would be stored: the same content sent again,
-however it is spaced, has the same fingerprint, so a re-import knows it unchanged without
-reading the task.
+the way `createTask` does (the work module's `clean_fields`, `clean_labels`) and fills
+the defaults. `fingerprint` is a digest of an item's content as sent: an import state
+keeps the one last imported, so a re-import tells an unchanged item by it alone, without
+checking it again or reading its task's fields.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -79,7 +78,6 @@ class CheckedItem:
     parent: str | None
     prerequisites: tuple[str, ...]
     closed: work.Closure | None  # `related` is the related item's source id here
-    fingerprint: str
 
 
 def read_item(number: int, raw: object) -> ImportItem:
@@ -214,16 +212,7 @@ def check_item(item: ImportItem, *, is_parent: bool) -> CheckedItem:
             "kind",
             f"other items name it as their parent: it must be an OBJECTIVE, not {fields.kind}",
         )
-    content = [
-        _FINGERPRINT_VERSION, fields.kind, fields.title, fields.outcome, fields.criteria,
-        fields.priority, labels, parent, prerequisites,
-        None if closed is None
-        else [closed.reason, closed.note, closed.reopen_condition, closed.related],
-    ]  # fmt: skip
-    digest = hashlib.sha256(
-        json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
-    ).hexdigest()
-    return CheckedItem(fields, labels, parent, prerequisites, closed, digest)
+    return CheckedItem(fields, labels, parent, prerequisites, closed)
 
 
 def _checked_closure(closure: ImportClosure, own: str) -> work.Closure:
@@ -248,10 +237,24 @@ def _checked_closure(closure: ImportClosure, own: str) -> work.Closure:
     return work.Closure(reason, note, reopen, related)
 
 
-def batch_digest(items: Sequence[ImportItem]) -> str:
-    """A digest of the items as sent, in order: what a keyed retry must repeat."""
+def fingerprint(item: ImportItem) -> str:
+    """A digest of the item's content as sent (its source key aside): the same item
+    sent again has the same one, so a re-import knows it unchanged without checking or
+    reading anything else of it."""
+    closed = item.closed
+    content = (
+        _FINGERPRINT_VERSION, item.kind, item.title, item.outcome, item.acceptance_criteria,
+        item.priority, item.parent, item.prerequisites, item.labels,
+        None if closed is None
+        else (closed.reason, closed.note, closed.reopen_condition, closed.related_to),
+    )  # fmt: skip
+    return hashlib.sha256(repr(content).encode()).hexdigest()
+
+
+def batch_digest(items: Sequence[ImportItem], fingerprints: Sequence[str]) -> str:
+    """A digest of the items as sent, in order (their `fingerprint`s given): what a keyed
+    retry must repeat."""
     digest = hashlib.sha256()
-    for item in items:
-        digest.update(repr(item).encode())
-        digest.update(b"\n")
+    for item, printed in zip(items, fingerprints, strict=True):
+        digest.update(repr((item.number, item.source_system, item.source_id, printed)).encode())
     return digest.hexdigest()

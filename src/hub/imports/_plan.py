@@ -1,17 +1,22 @@
 """Deciding what an import does with each item, before anything is written.
 
-Every item is checked (`_items.check_item`), then the import as a whole: no source id
-twice, every prerequisite, parent and related item either in the import or imported
+First what hub holds of the import's source keys, for the whole import in a few
+statements (never per item): the items' import states, then the tasks carrying the
+source ids the items have and name (`work.tasks_by_source`). An item whose fingerprint
+is its import state's was checked when it was imported, and nothing of it changed: it is
+not checked again (a re-import of an unchanged file of 100,000 items costs a digest and a
+lookup per item).
+
+Every other item is checked (`_items.check_item`), then the import as a whole: no source
+id twice, every prerequisite, parent and related item either in the import or imported
 before (a task of the project carrying that source id), parents that take children, and
 no cycle among the prerequisites and parents. All or nothing: the first invalid item
-refuses the import, naming it (and how many others are invalid). A partial import
-reports them INVALID instead, along with every item that names one of them, and goes on
-with the rest.
+refuses the import, naming it (and how many others are invalid). A partial import reports
+them INVALID instead, along with every item that names one of them, and goes on with the
+rest.
 
-Then each valid item's outcome (docs/imports.md, "Outcomes"), from what hub holds: the
-tasks carrying the import's source ids and their import states, read in a few statements
-for the whole import (`work.tasks_by_source`, `ImportSource` rows), never per item. The
-items that would change a task are decided again once their tasks are locked.
+Then each valid item's outcome (docs/imports.md, "Outcomes"). The items that would change
+a task are decided again once their tasks are locked (`_apply`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from sqlalchemy import select
 
 from hub.errors import ValidationFailed
 from hub.imports._items import CheckedItem, ImportItem, check_item, source_key
-from hub.imports.errors import ImportCycle, InvalidItem, item_name
+from hub.imports.errors import ImportCycle, InvalidItem
 from hub.imports.tables import ImportSource
 from hub.imports.vocabulary import ImportOutcome
 from hub.storage.base import table_of
@@ -53,7 +58,10 @@ class Entry:
     """One item on its way through the plan."""
 
     item: ImportItem
+    fingerprint: str = ""
     key: Key | None = None
+    # Its fingerprint is its import state's: as imported before, not checked again.
+    same: bool = False
     checked: CheckedItem | None = None
     problem: str | None = None
     outcome: ImportOutcome | None = None
@@ -64,34 +72,97 @@ class Entry:
     # adopted (its import state written) if it agrees with the item, else a CONFLICT.
     adopt: bool = False
 
+    def names(self) -> Iterable[tuple[str, str]]:
+        """(what, source id) of each item this one names."""
+        checked = self.checked
+        if checked is None:
+            item = self.item
+            if item.parent is not None:
+                yield "parent", item.parent
+            for prerequisite in item.prerequisites:
+                yield "prerequisite", prerequisite
+            return
+        if checked.parent is not None:
+            yield "parent", checked.parent
+        for prerequisite in checked.prerequisites:
+            yield "prerequisite", prerequisite
+        if checked.closed is not None and isinstance(checked.closed.related, str):
+            yield "closed.relatedTo", checked.closed.related
+
 
 @dataclass
 class Plan:
     entries: list[Entry]
-    # Where each source key is first in the import (its entry), and what hub holds of
-    # the source keys the import names.
+    # Where each source key first is in the import (its entry's position), and what
+    # hub holds of the source keys the import has and names.
     positions: dict[Key, int] = field(default_factory=dict)
     briefs: dict[Key, work.TaskBrief] = field(default_factory=dict)
     states: dict[Key, SourceState] = field(default_factory=dict)
 
-    def valid(self) -> Iterable[Entry]:
-        return (entry for entry in self.entries if entry.problem is None)
-
 
 def plan_import(
-    uow: UnitOfWork, project_id: str, items: Sequence[ImportItem], *, partial: bool
+    uow: UnitOfWork,
+    project_id: str,
+    items: Sequence[ImportItem],
+    fingerprints: Sequence[str],
+    *,
+    partial: bool,
 ) -> Plan:
-    """Check every item and decide each valid one's outcome (module docstring)."""
-    plan = Plan([Entry(item) for item in items])
+    """Check every item and decide each valid one's outcome (module docstring); the
+    items' `fingerprint`s are given."""
+    plan = Plan([Entry(item, printed) for item, printed in zip(items, fingerprints, strict=True)])
+    _read_states(uow, project_id, plan)
     _check_items(plan)
     _check_duplicates(plan)
-    _read_hub(uow, project_id, plan)
+    _read_tasks(uow, project_id, plan)
     _check_references(plan)
     _settle(plan, partial)
     _check_cycles(plan, partial)
-    for entry in plan.valid():
-        classify(entry)
+    for entry in plan.entries:
+        if entry.problem is None:
+            classify(entry)
     return plan
+
+
+def _read_states(uow: UnitOfWork, project_id: str, plan: Plan) -> None:
+    """The import states of the items' source keys (as sent: an import state's key was
+    clean when it was stored), and which items are as they were last imported."""
+    wanted: dict[str, set[str]] = {}
+    for entry in plan.entries:
+        item = entry.item
+        if item.problem is None:
+            wanted.setdefault(item.source_system, set()).add(item.source_id)
+    columns = (
+        _SOURCES.c.source_id, _SOURCES.c.task_id, _SOURCES.c.fingerprint,
+        _SOURCES.c.task_revision,
+    )  # fmt: skip
+    for system, ids in wanted.items():
+        of_system = (_SOURCES.c.project_id == project_id) & (_SOURCES.c.source_system == system)
+        known = sorted(ids)
+        statements = (
+            [select(*columns).where(of_system)]
+            if len(known) > 2 * _CHUNK
+            else [
+                select(*columns).where(
+                    of_system, _SOURCES.c.source_id.in_(known[start : start + _CHUNK])
+                )
+                for start in range(0, len(known), _CHUNK)
+            ]
+        )
+        for statement in statements:
+            for source_id, task_id, digest, revision in uow.session.execute(statement).tuples():
+                if source_id in ids:
+                    plan.states[(system, source_id)] = SourceState(task_id, digest, revision)
+    states = plan.states
+    for entry in plan.entries:
+        item = entry.item
+        if item.problem is not None:
+            continue
+        state = states.get((item.source_system, item.source_id))
+        if state is not None and state.fingerprint == entry.fingerprint:
+            entry.key = (item.source_system, item.source_id)
+            entry.state = state
+            entry.same = True
 
 
 def _check_items(plan: Plan) -> None:
@@ -101,6 +172,8 @@ def _check_items(plan: Plan) -> None:
         item = entry.item
         if item.problem is not None:
             entry.problem = item.problem
+            continue
+        if entry.same:
             continue
         try:
             entry.key = (
@@ -113,8 +186,9 @@ def _check_items(plan: Plan) -> None:
         if item.parent is not None:
             parents.add((entry.key[0], item.parent.strip()))
     for entry in plan.entries:
-        if entry.problem is not None or entry.key is None:
+        if entry.problem is not None or entry.same or entry.key is None:
             continue
+        entry.state = plan.states.get(entry.key)
         try:
             entry.checked = check_item(entry.item, is_parent=entry.key in parents)
         except ValidationFailed as refused:
@@ -134,60 +208,34 @@ def _check_duplicates(plan: Plan) -> None:
             )
 
 
-def _references(entry: Entry) -> Iterable[tuple[str, str]]:
-    """(what, source id) of each item an entry names."""
-    checked = entry.checked
-    if checked is None:
-        return
-    if checked.parent is not None:
-        yield "parent", checked.parent
-    for prerequisite in checked.prerequisites:
-        yield "prerequisite", prerequisite
-    if checked.closed is not None and isinstance(checked.closed.related, str):
-        yield "closed.relatedTo", checked.closed.related
-
-
-def _read_hub(uow: UnitOfWork, project_id: str, plan: Plan) -> None:
-    """The project's tasks carrying the import's source ids (its items' and those they
-    name) and the items' import states: a few statements per source system."""
+def _read_tasks(uow: UnitOfWork, project_id: str, plan: Plan) -> None:
+    """The project's tasks carrying the import's source ids: the items' own, and those
+    the items that changed name."""
     wanted: dict[str, set[str]] = {}
     for entry in plan.entries:
-        if entry.key is None or entry.problem is not None:
+        if entry.key is None:
             continue
         system = entry.key[0]
         ids = wanted.setdefault(system, set())
         ids.add(entry.key[1])
-        ids.update(source_id for _, source_id in _references(entry))
+        if not entry.same and entry.problem is None:
+            ids.update(source_id for _, source_id in entry.names())
     for system, ids in wanted.items():
         for source_id, brief in work.tasks_by_source(uow, project_id, system, ids).items():
             plan.briefs[(system, source_id)] = brief
-        known = sorted(ids)
-        for start in range(0, len(known), _CHUNK):
-            rows = uow.session.execute(
-                select(
-                    _SOURCES.c.source_id, _SOURCES.c.task_id, _SOURCES.c.fingerprint,
-                    _SOURCES.c.task_revision,
-                ).where(
-                    _SOURCES.c.project_id == project_id,
-                    _SOURCES.c.source_system == system,
-                    _SOURCES.c.source_id.in_(known[start : start + _CHUNK]),
-                )
-            )  # fmt: skip
-            for source_id, task_id, fingerprint, revision in rows:
-                plan.states[(system, source_id)] = SourceState(task_id, fingerprint, revision)
     for entry in plan.entries:
         if entry.key is not None:
             entry.brief = plan.briefs.get(entry.key)
-            entry.state = plan.states.get(entry.key)
 
 
 def _check_references(plan: Plan) -> None:
-    """Every named item exists (in the import or in hub); a parent takes children."""
+    """Every item a changed item names exists (in the import or in hub); a parent takes
+    children."""
     for entry in plan.entries:
-        if entry.problem is not None or entry.key is None:
+        if entry.problem is not None or entry.same or entry.key is None:
             continue
         system = entry.key[0]
-        for what, source_id in _references(entry):
+        for what, source_id in entry.names():
             key = (system, source_id)
             if key in plan.positions:
                 continue
@@ -229,15 +277,17 @@ def _settle(plan: Plan, partial: bool) -> None:
             )
         return
     invalid_keys = {entry.key for entry in plan.entries if entry.problem is not None and entry.key}
-    # A duplicate's key stays valid (its first occurrence goes on).
-    invalid_keys -= {plan.entries[i].key for i in plan.positions.values()
-                     if plan.entries[i].problem is None}  # fmt: skip
+    # A repeated key stays valid while its first item is.
+    invalid_keys -= {
+        plan.entries[i].key for i in plan.positions.values() if plan.entries[i].problem is None
+    }
     changed = bool(invalid_keys)
     while changed:
         changed = False
-        for entry in plan.valid():
-            assert entry.key is not None
-            for what, source_id in _references(entry):
+        for entry in plan.entries:
+            if entry.problem is not None or entry.key is None:
+                continue
+            for what, source_id in entry.names():
                 if (entry.key[0], source_id) in invalid_keys:
                     entry.problem = f"{what} {source_id!r} is invalid in this import"
                     invalid_keys.add(entry.key)
@@ -247,45 +297,79 @@ def _settle(plan: Plan, partial: bool) -> None:
 
 def _check_cycles(plan: Plan, partial: bool) -> None:
     """No cycle among the items' prerequisites and parents (a parent waits for its
-    children): refused naming the cycle's source ids; partial: its items are invalid."""
+    children): refused naming the cycle's source ids; partial: its items are invalid.
+    A new cycle goes through an item that changed, so the search starts from those."""
+    entries, positions = plan.entries, plan.positions
     while True:
-        valid = [entry for entry in plan.valid()]
-        index = {entry.key: position for position, entry in enumerate(valid)}
-        waits: list[list[int]] = [[] for _ in valid]
-        for position, entry in enumerate(valid):
-            assert entry.key is not None and entry.checked is not None
-            system = entry.key[0]
-            for prerequisite in entry.checked.prerequisites:
-                target = index.get((system, prerequisite))
-                if target is not None:
-                    waits[position].append(target)
-            if entry.checked.parent is not None:
-                target = index.get((system, entry.checked.parent))
-                if target is not None:
-                    waits[target].append(position)
-        cycle = work.find_cycle(waits)
+        roots = [
+            index for index, entry in enumerate(entries)
+            if entry.problem is None and not entry.same and entry.key is not None
+        ]  # fmt: skip
+        if not roots:
+            return
+        waits = _Waits(entries, positions)
+        # Each item waiting only for earlier ones is an import in order: no cycle (the
+        # usual file: prerequisites listed before what needs them, no parents).
+        if not waits.children and all(
+            target < index
+            for index, entry in enumerate(entries)
+            if entry.problem is None and entry.key is not None
+            for target in waits(index)
+        ):
+            return
+        cycle = work.find_cycle(waits, roots)
         if cycle is None:
             return
-        names = [valid[position].key[1] for position in cycle]  # type: ignore[index]
+        names = [entries[index].key[1] for index in cycle]  # type: ignore[index]
         if not partial:
             raise ImportCycle(names)
         around = " -> ".join([*names, names[0]])
-        for position in cycle:
-            valid[position].problem = f"prerequisites and parents form a cycle: {around}"
+        for index in cycle:
+            entries[index].problem = f"prerequisites and parents form a cycle: {around}"
         _settle(plan, partial)
+
+
+class _Waits:
+    """What an item waits for, by position: the items it needs (of its source system,
+    in this import) and, for a parent, its children; invalid items left out."""
+
+    def __init__(self, entries: Sequence[Entry], positions: dict[Key, int]) -> None:
+        self.entries, self.positions = entries, positions
+        self.children: dict[int, list[int]] = {}
+        for index, entry in enumerate(entries):
+            if entry.problem is None and entry.key is not None:
+                parent = entry.checked.parent if entry.checked else entry.item.parent
+                if parent is not None:
+                    target = positions.get((entry.key[0], parent))
+                    if target is not None:
+                        self.children.setdefault(target, []).append(index)
+
+    def __call__(self, index: int) -> list[int]:
+        entries, positions = self.entries, self.positions
+        entry = entries[index]
+        assert entry.key is not None
+        system = entry.key[0]
+        prerequisites = entry.checked.prerequisites if entry.checked else entry.item.prerequisites
+        found = [
+            target
+            for prerequisite in prerequisites
+            if (target := positions.get((system, prerequisite))) is not None
+            and entries[target].problem is None
+        ]
+        found.extend(c for c in self.children.get(index, ()) if entries[c].problem is None)
+        return found
 
 
 def classify(entry: Entry) -> None:
     """A valid item's outcome from its task (`brief`) and import state, as read."""
-    checked, brief, state = entry.checked, entry.brief, entry.state
-    assert checked is not None
+    brief, state = entry.brief, entry.state
     entry.outcome, entry.message, entry.adopt = None, None, False
     if brief is None:
         entry.outcome = ImportOutcome.CREATED
         return
-    unchanged = state is not None and state.fingerprint == checked.fingerprint
+    unchanged = state is not None and state.fingerprint == entry.fingerprint
     if brief.state == TaskState.CLOSED:
-        if unchanged and checked.closed is not None:
+        if unchanged and entry.item.closed is not None:
             entry.outcome = ImportOutcome.UNCHANGED
             return
         entry.outcome = ImportOutcome.SKIPPED_CLOSED
@@ -298,6 +382,8 @@ def classify(entry: Entry) -> None:
     if unchanged:
         entry.outcome = ImportOutcome.UNCHANGED
         return
+    checked = entry.checked
+    assert checked is not None
     if brief.state == TaskState.DONE:
         entry.outcome = ImportOutcome.CONFLICT
         entry.message = f"task {brief.id} is DONE in hub; hub's version is kept"
@@ -322,10 +408,3 @@ def classify(entry: Entry) -> None:
         )
     else:
         entry.outcome = ImportOutcome.UPDATED
-
-
-def refusal_of(entry: Entry) -> str:
-    return f"{item_name(entry.item.number, entry.key[1] if entry.key else None)}: {entry.problem}"
-
-
-__all__ = ["UNDER_WORK", "Entry", "Plan", "SourceState", "classify", "plan_import", "refusal_of"]

@@ -2,13 +2,14 @@
 
 A report row keeps the counts of every outcome and, in `items`, each item that was not
 unchanged (a re-import of an unchanged file of 100,000 items stores its counts, not
-100,000 entries), as compact JSON: one object per item with short keys (`_KEYS`), empty
-values left out. A replay of a keyed import answers the stored report as it is.
+100,000 entries), as compact JSON: one array of fields per item (`_FIELDS`). A replay of
+a keyed import answers the stored report as it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 from sqlalchemy import insert, select
@@ -26,16 +27,12 @@ from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 
 _REPORTS = table_of(ImportReport)
-# ImportItemResult's fields as stored.
-_KEYS = {
-    "number": "n", "source_system": "y", "source_id": "s", "outcome": "o", "task_id": "t",
-    "message": "m", "close_reason": "c", "reopen_condition": "r", "hub_version": "h",
-    "incoming_version": "i",
-}  # fmt: skip
-_VERSION_KEYS = {
-    "kind": "k", "title": "t", "outcome": "o", "priority": "p", "acceptance_criteria": "a",
-    "labels": "l", "state": "s", "revision": "v",
-}  # fmt: skip
+# An ImportItemResult is stored as a JSON array of its fields in this order, the empty
+# ones at the end left out (most items are `[number, system, id, outcome, task]`); a
+# conflict's versions are arrays of ImportedVersion's fields in theirs.
+_FIELDS = tuple(field.name for field in fields(ImportItemResult))
+_VERSION_FIELDS = tuple(field.name for field in fields(ImportedVersion))
+_VERSIONS = ("hub_version", "incoming_version")
 _SUMMARY = [column for column in _REPORTS.c if column.name != "items"]
 
 
@@ -70,36 +67,31 @@ def store_report(uow: UnitOfWork, report: ImportReportView) -> None:
     )  # fmt: skip
 
 
-def _stored(result: ImportItemResult) -> dict[str, Any]:
-    stored: dict[str, Any] = {}
-    for name, key in _KEYS.items():
-        value = getattr(result, name)
-        if value is None:
-            continue
-        if isinstance(value, ImportedVersion):
-            value = {
-                short: list(v) if isinstance(v, tuple) else v
-                for long, short in _VERSION_KEYS.items()
-                if (v := getattr(value, long)) is not None
-            }
-        stored[key] = value
-    return stored
-
-
-def _result(stored: dict[str, Any]) -> ImportItemResult:
-    values: dict[str, Any] = {name: stored.get(key) for name, key in _KEYS.items()}
-    values["outcome"] = ImportOutcome(values["outcome"])
-    for name in ("hub_version", "incoming_version"):
-        version = values[name]
+def _stored(result: ImportItemResult) -> list[Any]:
+    values: list[Any] = [getattr(result, name) for name in _FIELDS]
+    for position in (_FIELDS.index(name) for name in _VERSIONS):
+        version = values[position]
         if version is not None:
-            fields = {long: version.get(short) for long, short in _VERSION_KEYS.items()}
-            fields["acceptance_criteria"] = tuple(fields["acceptance_criteria"] or ())
-            fields["labels"] = tuple(fields["labels"] or ())
-            values[name] = ImportedVersion(**fields)
+            values[position] = [getattr(version, name) for name in _VERSION_FIELDS]
+    while values[-1] is None:
+        values.pop()
+    return values
+
+
+def _result(stored: list[Any]) -> ImportItemResult:
+    values = dict(zip(_FIELDS, stored, strict=False))
+    values["outcome"] = ImportOutcome(values["outcome"])
+    for name in _VERSIONS:
+        version = values.get(name)
+        if version is not None:
+            known = dict(zip(_VERSION_FIELDS, version, strict=False))
+            known["acceptance_criteria"] = tuple(known["acceptance_criteria"])
+            known["labels"] = tuple(known["labels"])
+            values[name] = ImportedVersion(**known)
     return ImportItemResult(**values)
 
 
-def _view(row: Any, items: Sequence[dict[str, Any]] | None) -> ImportReportView:
+def _view(row: Any, items: Sequence[list[Any]] | None) -> ImportReportView:
     return ImportReportView(
         id=row.id,
         project_id=row.project_id,

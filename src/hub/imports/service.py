@@ -33,7 +33,13 @@ from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
 from hub.imports import _reports as reports
 from hub.imports._apply import carry_out, write_states
-from hub.imports._items import ImportClosure, ImportItem, batch_digest, read_item
+from hub.imports._items import (
+    ImportClosure,
+    ImportItem,
+    batch_digest,
+    fingerprint,
+    read_item,
+)
 from hub.imports._plan import plan_import
 from hub.imports.views import ImportCounts, ImportedVersion, ImportItemResult, ImportReportView
 from hub.imports.vocabulary import IMPORT_TASKS, ImportEvent, ImportOutcome
@@ -73,12 +79,13 @@ class ImportRequest:
 )
 def import_tasks(uow: UnitOfWork, actor: Actor, request: ImportRequest) -> Keyed[ImportReportView]:
     """Import the items (module docstring); a keyed retry answers the first's report."""
+    fingerprints = [fingerprint(item) for item in request.items]
     fingerprinted = {
         "project_id": request.project_id,
         "source": request.source,
         "dry_run": request.dry_run,
         "partial": request.partial,
-        "items": request.items_digest or batch_digest(request.items),
+        "items": request.items_digest or batch_digest(request.items, fingerprints),
     }
     return idempotency.run_keyed(
         uow,
@@ -88,12 +95,14 @@ def import_tasks(uow: UnitOfWork, actor: Actor, request: ImportRequest) -> Keyed
         fingerprinted,
         authorize=lambda: require_full_credential(actor),
         replay=lambda _, prior: reports.get_report(uow, prior["report_id"]),
-        execute=lambda _: _import(uow, actor, request),
+        execute=lambda _: _import(uow, actor, request, fingerprints),
         receipt=lambda report: {"report_id": report.id},
     )
 
 
-def _import(uow: UnitOfWork, actor: Actor, request: ImportRequest) -> ImportReportView:
+def _import(
+    uow: UnitOfWork, actor: Actor, request: ImportRequest, fingerprints: Sequence[str]
+) -> ImportReportView:
     projects.ensure_project_exists(uow, request.project_id)
     source = clean_text("source", request.source, MAX_SOURCE_LABEL, required=False)
     limit = uow.settings.import_max_items
@@ -104,7 +113,9 @@ def _import(uow: UnitOfWork, actor: Actor, request: ImportRequest) -> ImportRepo
         )
     if uow.dialect == "postgresql":
         uow.session.execute(_IMPORT_LOCK, {"key": f"hub:imports:{request.project_id}"})
-    plan = plan_import(uow, request.project_id, request.items, partial=request.partial)
+    plan = plan_import(
+        uow, request.project_id, request.items, fingerprints, partial=request.partial
+    )
     report_id = new_id("imp")
     carried = carry_out(
         uow,

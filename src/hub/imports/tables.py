@@ -46,7 +46,7 @@ class ImportReport(Base):
     conflicts: Mapped[int] = mapped_column(Integer)
     skipped_closed: Mapped[int] = mapped_column(Integer)
     invalid: Mapped[int] = mapped_column(Integer)
-    items: Mapped[list[dict[str, Any]]] = mapped_column(JSONDocument, default=list)
+    items: Mapped[list[list[Any]]] = mapped_column(JSONDocument, default=list)
 
 
 class ImportSource(Base):

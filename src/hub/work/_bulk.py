@@ -18,11 +18,11 @@ An import changes few tasks at a time, so this part stays row by row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import String, delete, insert, select, type_coerce
 
 from hub.errors import Conflict, InvalidTransition, NotFound, ValidationFailed
 from hub.events.service import About, record_event, record_events
@@ -30,6 +30,7 @@ from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_ids
 from hub.projects import service as projects
 from hub.storage.base import table_of
+from hub.storage.bulk import Stored, insert_rows
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _dependencies as dependencies
 from hub.work._rows import is_complete, lock_task
@@ -118,28 +119,32 @@ class TaskBrief:
     source_id: str | None
 
 
-def find_cycle(waits: Sequence[Sequence[int]]) -> list[int] | None:
-    """One cycle of the graph where node i waits for the nodes `waits[i]`, as the nodes
-    around it (each waiting for the next, the last for the first), or None. Iterative:
-    a long chain does not reach the recursion limit."""
-    state = bytearray(len(waits))  # 0: not seen, 1: on the current path, 2: finished
-    for root in range(len(waits)):
-        if state[root]:
+def find_cycle(
+    waits: Callable[[int], Iterable[int]], roots: Iterable[int]
+) -> list[int] | None:
+    """One cycle of the graph where node i waits for the nodes `waits(i)`, reachable
+    from `roots`, as the nodes around it (each waiting for the next, the last for the
+    first), or None. Iterative: a long chain does not reach the recursion limit; only
+    what the roots reach is visited."""
+    state: dict[int, bool] = {}  # True: on the current path; False: finished
+    for root in roots:
+        if root in state:
             continue
-        state[root] = 1
+        state[root] = True
         path = [root]
-        stack = [iter(waits[root])]
+        stack = [iter(waits(root))]
         while stack:
             for following in stack[-1]:
-                if state[following] == 1:
+                seen = state.get(following)
+                if seen:
                     return path[path.index(following) :]
-                if state[following] == 0:
-                    state[following] = 1
+                if seen is None:
+                    state[following] = True
                     path.append(following)
-                    stack.append(iter(waits[following]))
+                    stack.append(iter(waits(following)))
                     break
             else:
-                state[path.pop()] = 2
+                state[path.pop()] = False
                 stack.pop()
     return None
 
@@ -170,7 +175,9 @@ def create_tasks(
         if isinstance(plan.parent, int):
             waits[plan.parent].append(index)
         waits[index].extend(ref for ref in plan.prerequisites if isinstance(ref, int))
-    cycle = find_cycle(waits)
+    # Every edge pointing at an earlier task of the plan is a plan in order: no cycle.
+    in_order = all(target < index for index, targets in enumerate(waits) for target in targets)
+    cycle = None if in_order else find_cycle(waits.__getitem__, range(count))
     if cycle is not None:
         raise ValidationFailed(
             "prerequisiteIds",
@@ -180,11 +187,14 @@ def create_tasks(
         )
     ids = new_ids("tsk", count)
     complete = [
-        plan.closed is not None and plan.closed.reason == CloseReason.COMPLETED for plan in planned
+        plan.closed is not None and plan.closed.reason == CloseReason.COMPLETED
+        for plan in planned
     ]
     blocked = [0] * count
     now = uow.now()
-    edges: list[dict[str, Any]] = []
+    stored = Stored(uow.dialect)
+    at = stored.instant(now)
+    edges: list[tuple[str, str, str, Any]] = []
     for index, plan in enumerate(planned):
         parent = plan.parent
         if isinstance(parent, int):
@@ -210,58 +220,46 @@ def create_tasks(
                 raise ValidationFailed("prerequisiteId", "a task cannot be its own prerequisite")
             if not done:
                 blocked[index] += 1
-            edges.append(
-                {"task_id": ids[index], "prerequisite_id": target, "project_id": project_id,
-                 "created_at": now}
-            )  # fmt: skip
+            edges.append((ids[index], target, project_id, at))
     by = actor.principal_id
-    rows = []
-    links: list[dict[str, Any]] = []
+    links: list[tuple[str, str, LinkKind]] = []
     closed: list[int] = []
-    for index in _parents_first(planned):
-        plan, fields, closure = planned[index], planned[index].fields, planned[index].closed
-        parent = plan.parent
-        if closure is not None:
+    for index, plan in enumerate(planned):
+        if plan.closed is not None:
             closed.append(index)
-            links.extend(_closure_link(closure, ids, index, existing, project_id, by, now))
-        rows.append({
-            "id": ids[index], "project_id": project_id, "kind": fields.kind,
-            "title": fields.title, "outcome": fields.outcome, "priority": fields.priority,
-            "state": TaskState.OPEN if closure is None else TaskState.CLOSED,
-            "parent_id": ids[parent] if isinstance(parent, int) else parent,
-            "required": True, "subject_submission_id": None,
-            "source_system": plan.source_system, "source_id": plan.source_id,
-            "revision": 1, "criteria_revision": 1, "generation": 0,
-            "current_attempt_id": None, "blocked_count": blocked[index],
-            "recovery_released_generation": None,
-            "close_reason": None if closure is None else closure.reason,
-            "close_note": None if closure is None else closure.note,
-            "reopen_condition": None if closure is None else closure.reopen_condition,
-            "created_at": now, "created_by": by, "updated_at": now,
-        })  # fmt: skip
-    session = uow.session
-    session.flush()  # the parents' counts, before the Core statements below
-    session.execute(insert(_TASKS), rows)
-    del rows
-    session.execute(
-        insert(_CRITERIA),
-        [
-            {"task_id": ids[index], "revision": 1, "project_id": project_id,
-             "criteria": list(plan.fields.criteria), "created_at": now, "created_by": by}
-            for index, plan in enumerate(planned)
-        ],
-    )  # fmt: skip
+            links.extend(_closure_link(plan.closed, ids, index, existing))
+    name, flag = stored.name, stored.flag
+    yes = flag(True)
+    insert_rows(uow, _TASKS, _TASK_COLUMNS, (
+        (
+            ids[index], project_id, name(plan.fields.kind), plan.fields.title,
+            plan.fields.outcome, plan.fields.priority,
+            name(TaskState.OPEN if plan.closed is None else TaskState.CLOSED),
+            ids[plan.parent] if isinstance(plan.parent, int) else plan.parent,
+            yes, plan.source_system, plan.source_id, 1, 1, 0, blocked[index],
+            None if plan.closed is None else name(plan.closed.reason),
+            None if plan.closed is None else plan.closed.note,
+            None if plan.closed is None else plan.closed.reopen_condition,
+            at, by, at,
+        )
+        for index, plan in ((i, planned[i]) for i in _parents_first(planned))
+    ))  # fmt: skip
+    insert_rows(uow, _CRITERIA, _CRITERIA_COLUMNS, (
+        (ids[index], 1, project_id, stored.json(list(plan.fields.criteria)), at, by)
+        for index, plan in enumerate(planned)
+    ))  # fmt: skip
     if edges:
-        session.execute(insert(_EDGES), edges)
-    labels = [
-        {"task_id": ids[index], "label": label, "project_id": project_id}
+        insert_rows(uow, _EDGES, _EDGE_COLUMNS, edges)
+    del edges
+    insert_rows(uow, _LABELS, _LABEL_COLUMNS, (
+        (ids[index], label, project_id)
         for index, plan in enumerate(planned)
         for label in plan.labels
-    ]
-    if labels:
-        session.execute(insert(_LABELS), labels)
+    ))  # fmt: skip
     if links:
-        session.execute(insert(_LINKS), links)
+        insert_rows(uow, _LINKS, _LINK_COLUMNS, (
+            (task, other, name(kind), project_id, at, by) for task, other, kind in links
+        ))  # fmt: skip
     extra = dict(payload or {})
     record_events(
         uow,
@@ -284,11 +282,24 @@ def create_tasks(
         record_events(
             uow,
             WorkEvent.TASK_LINKED,
-            [About(project_id, link["task_id"]) for link in links],
+            [About(project_id, task) for task, _, _ in links],
             by=actor,
-            payloads=[{"other": link["other_id"], "kind": link["kind"]} for link in links],
+            payloads=[{"other": other, "kind": kind} for _, other, kind in links],
         )
     return ids
+
+
+# The columns `create_tasks` writes; the others keep their defaults (NULL).
+_TASK_COLUMNS = (
+    "id", "project_id", "kind", "title", "outcome", "priority", "state", "parent_id",
+    "required", "source_system", "source_id", "revision", "criteria_revision", "generation",
+    "blocked_count", "close_reason", "close_note", "reopen_condition", "created_at",
+    "created_by", "updated_at",
+)  # fmt: skip
+_CRITERIA_COLUMNS = ("task_id", "revision", "project_id", "criteria", "created_at", "created_by")
+_EDGE_COLUMNS = ("task_id", "prerequisite_id", "project_id", "created_at")
+_LABEL_COLUMNS = ("task_id", "label", "project_id")
+_LINK_COLUMNS = ("task_id", "other_id", "kind", "project_id", "created_at", "created_by")
 
 
 def _existing_refs(planned: Sequence[PlannedTask]) -> set[str]:
@@ -356,15 +367,10 @@ def _parents_first(planned: Sequence[PlannedTask]) -> list[int]:
 
 
 def _closure_link(
-    closure: Closure,
-    ids: Sequence[str],
-    index: int,
-    existing: Mapping[str, Task],
-    project_id: str,
-    by: str,
-    now: Any,
-) -> list[dict[str, Any]]:
-    """The link a closure records (as `closeTask`'s), after checking what it needs."""
+    closure: Closure, ids: Sequence[str], index: int, existing: Mapping[str, Task]
+) -> list[tuple[str, str, LinkKind]]:
+    """The link a closure records (as `closeTask`'s: task, other, kind), after checking
+    what the closure needs."""
     reason = closure.reason
     if reason == CloseReason.DEFERRED and not (closure.reopen_condition or "").strip():
         raise ValidationFailed("reopenCondition", "a deferred task needs a reopen condition")
@@ -380,13 +386,10 @@ def _closure_link(
     if other == task:
         raise ValidationFailed("relatedTaskId", "a task cannot be related to itself")
     if reason == CloseReason.SUPERSEDED:
-        task, other, kind = other, task, LinkKind.SUPERSEDES
-    elif reason == CloseReason.DUPLICATE:
-        kind = LinkKind.DUPLICATE_OF
-    else:
-        kind = LinkKind.RELATED
-    return [{"task_id": task, "other_id": other, "kind": kind, "project_id": project_id,
-             "created_at": now, "created_by": by}]  # fmt: skip
+        return [(other, task, LinkKind.SUPERSEDES)]
+    if reason == CloseReason.DUPLICATE:
+        return [(task, other, LinkKind.DUPLICATE_OF)]
+    return [(task, other, LinkKind.RELATED)]
 
 
 # --- edits ------------------------------------------------------------------------------
@@ -565,25 +568,39 @@ def lock_tasks(uow: UnitOfWork, project_id: str, task_ids: Iterable[str]) -> dic
     }
 
 
+# The columns of a `TaskBrief`, read as plain text: at 100,000 rows the column types'
+# conversions cost more than the query (the enums are made from the text instead).
+_BRIEF = (
+    _TASKS.c.id, type_coerce(_TASKS.c.kind, String), type_coerce(_TASKS.c.state, String),
+    _TASKS.c.revision, _TASKS.c.current_attempt_id, type_coerce(_TASKS.c.close_reason, String),
+    _TASKS.c.close_note, _TASKS.c.reopen_condition, _TASKS.c.parent_id, _TASKS.c.source_id,
+)  # fmt: skip
+
+
 def tasks_by_source(
     uow: UnitOfWork, project_id: str, source_system: str, source_ids: Iterable[str]
 ) -> dict[str, TaskBrief]:
     """The project's tasks carrying these source ids of `source_system`, by source id:
-    a few statements whatever their number."""
+    a few statements whatever their number (past a few thousand, the source system's
+    every task in one, kept if wanted)."""
     uow.session.flush()
     wanted = sorted(set(source_ids))
+    of_system = (_TASKS.c.project_id == project_id) & (_TASKS.c.source_system == source_system)
+    if len(wanted) > 2 * CHUNK:
+        statements = [select(*_BRIEF).where(of_system)]
+    else:
+        statements = [
+            select(*_BRIEF).where(of_system, _TASKS.c.source_id.in_(wanted[start : start + CHUNK]))
+            for start in range(0, len(wanted), CHUNK)
+        ]
+    keep = set(wanted)
     found: dict[str, TaskBrief] = {}
-    columns = (
-        _TASKS.c.id, _TASKS.c.kind, _TASKS.c.state, _TASKS.c.revision,
-        _TASKS.c.current_attempt_id, _TASKS.c.close_reason, _TASKS.c.close_note,
-        _TASKS.c.reopen_condition, _TASKS.c.parent_id, _TASKS.c.source_id,
-    )  # fmt: skip
-    for start in range(0, len(wanted), CHUNK):
-        statement = select(*columns).where(
-            _TASKS.c.project_id == project_id,
-            _TASKS.c.source_system == source_system,
-            _TASKS.c.source_id.in_(wanted[start : start + CHUNK]),
-        )
-        for row in uow.session.execute(statement):
-            found[row.source_id] = TaskBrief(**row._mapping)
+    kinds, states, reasons = TaskKind, TaskState, CloseReason
+    for statement in statements:
+        for row in uow.session.execute(statement).tuples():
+            if row[9] in keep:
+                found[row[9]] = TaskBrief(
+                    row[0], kinds(row[1]), states(row[2]), row[3], row[4],
+                    None if row[5] is None else reasons(row[5]), row[6], row[7], row[8], row[9],
+                )  # fmt: skip
     return found
