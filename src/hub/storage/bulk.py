@@ -75,11 +75,8 @@ def insert_rows(
         finally:
             cursor.close()
         return
-    with (
-        connection.cursor() as cursor,
-        cursor.copy(  # type: ignore[attr-defined]
-            f"COPY {table.name} ({names}) FROM STDIN"
-        ) as copy,
-    ):
+    # psycopg's own connection: its COPY protocol, not in the DB-API.
+    driver: Any = connection
+    with driver.cursor() as cursor, cursor.copy(f"COPY {table.name} ({names}) FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)
