@@ -18,6 +18,7 @@ from starlette.types import Receive, Scope, Send
 
 from hub.api.artifacts.upload import upload_route
 from hub.api.http import HubGraphQL
+from hub.api.imports.route import import_route
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.runtime import Runtime
@@ -64,6 +65,7 @@ def create_app(runtime: Runtime) -> Starlette:
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
             upload_route(runtime),
+            import_route(runtime),
             *web_routes(runtime),
             *web_mounts(runtime),
         ],
