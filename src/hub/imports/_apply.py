@@ -89,11 +89,16 @@ def carry_out(
 
     # New tasks, in the import's order; they name each other by position.
     created = [entry for entry in valid if entry.outcome == ImportOutcome.CREATED]
-    position = {entry.key: index for index, entry in enumerate(created)}
+    for index, entry in enumerate(created):
+        entry.slot = index
+    entries, positions = plan.entries, plan.positions
 
     def ref(system: str, source_id: str) -> work.Ref:
         key = (system, source_id)
-        return position[key] if key in position else plan.briefs[key].id
+        at = positions.get(key)
+        if at is not None and entries[at].outcome == ImportOutcome.CREATED:
+            return entries[at].slot
+        return plan.briefs[key].id
 
     planned = [_planned(entry, ref) for entry in created]
     ids = (
@@ -146,16 +151,15 @@ def carry_out(
         carried.changed_states.append(
             (key_of(entry), _fingerprint(entry), revisions.get(task_id, views[task_id].revision))
         )
-    for index, entry in enumerate(created):
-        if ids:
-            carried.new_states.append((key_of(entry), ids[index], _fingerprint(entry), 1))
-
-    created_ids = {id(entry): ids[index] for index, entry in enumerate(created)} if ids else {}
+    for entry in created if ids else ():
+        carried.new_states.append((key_of(entry), ids[entry.slot], entry.fingerprint, 1))
+    del created
     for entry in plan.entries:
         if entry.outcome == ImportOutcome.UNCHANGED:
             carried.unchanged += 1
             continue
-        carried.results.append(_result(entry, created_ids.get(id(entry)), views))
+        made = ids[entry.slot] if ids and entry.outcome == ImportOutcome.CREATED else None
+        carried.results.append(_result(entry, made, views))
     return carried
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from sys import intern
 from typing import Any
 
 from hub.errors import ValidationFailed
@@ -90,18 +91,22 @@ def read_item(number: int, raw: object) -> ImportItem:
         return _refused(number, raw, f"{unknown[0]}: is not a field of an item (they are {known})")
     try:
         closed = _closure(raw.get("closed"))
+        # A source system, a kind and labels repeat from item to item: one string each,
+        # not one per item (100,000 items are held at once).
+        labels = _texts(raw, "labels")
+        kind = _text(raw, "kind")
         return ImportItem(
             number=number,
-            source_system=_required(raw, "sourceSystem"),
+            source_system=intern(_required(raw, "sourceSystem")),
             source_id=_required(raw, "sourceId"),
             title=_required(raw, "title"),
             outcome=_text(raw, "outcome") or "",
             acceptance_criteria=_texts(raw, "acceptanceCriteria"),
-            kind=_text(raw, "kind"),
+            kind=None if kind is None else intern(kind),
             priority=_integer(raw, "priority"),
             parent=_text(raw, "parent"),
             prerequisites=_texts(raw, "prerequisites"),
-            labels=_texts(raw, "labels"),
+            labels=tuple(map(intern, labels)),
             closed=closed,
         )
     except ValidationFailed as refused:
@@ -198,8 +203,9 @@ def check_item(item: ImportItem, *, is_parent: bool) -> CheckedItem:
     if len(item.prerequisites) > MAX_PREREQUISITES:
         raise ValidationFailed("prerequisites", f"must have at most {MAX_PREREQUISITES} items")
     own = item.source_id
-    prerequisites = tuple(
-        sorted({source_key(f"prerequisites[{i}]", p) for i, p in enumerate(item.prerequisites)})
+    prerequisites = _same(
+        item.prerequisites,
+        sorted({source_key(f"prerequisites[{i}]", p) for i, p in enumerate(item.prerequisites)}),
     )
     if own in prerequisites:
         raise ValidationFailed("prerequisites", "an item cannot be its own prerequisite")
@@ -213,6 +219,14 @@ def check_item(item: ImportItem, *, is_parent: bool) -> CheckedItem:
             f"other items name it as their parent: it must be an OBJECTIVE, not {fields.kind}",
         )
     return CheckedItem(fields, labels, parent, prerequisites, closed)
+
+
+def _same(given: tuple[str, ...], cleaned: list[str]) -> tuple[str, ...]:
+    """`cleaned` as a tuple: `given` itself when cleaning changed nothing (100,000 items
+    are held at once; a copy each would be memory for nothing)."""
+    if len(given) == len(cleaned) and all(a is b for a, b in zip(given, cleaned, strict=True)):
+        return given
+    return tuple(cleaned)
 
 
 def _checked_closure(closure: ImportClosure, own: str) -> work.Closure:
@@ -248,7 +262,7 @@ def fingerprint(item: ImportItem) -> str:
         None if closed is None
         else (closed.reason, closed.note, closed.reopen_condition, closed.related_to),
     )  # fmt: skip
-    return hashlib.sha256(repr(content).encode()).hexdigest()
+    return hashlib.blake2b(repr(content).encode(), digest_size=16).hexdigest()
 
 
 def batch_digest(items: Sequence[ImportItem], fingerprints: Sequence[str]) -> str:

@@ -71,6 +71,8 @@ class Entry:
     # UPDATED for a task that carries the item's source id but no import made: it is
     # adopted (its import state written) if it agrees with the item, else a CONFLICT.
     adopt: bool = False
+    # CREATED: its position among the import's new tasks.
+    slot: int = -1
 
     def names(self) -> Iterable[tuple[str, str]]:
         """(what, source id) of each item this one names."""

@@ -18,7 +18,7 @@ An import changes few tasks at a time, so this part stays row by row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,9 +119,7 @@ class TaskBrief:
     source_id: str | None
 
 
-def find_cycle(
-    waits: Callable[[int], Iterable[int]], roots: Iterable[int]
-) -> list[int] | None:
+def find_cycle(waits: Callable[[int], Iterable[int]], roots: Iterable[int]) -> list[int] | None:
     """One cycle of the graph where node i waits for the nodes `waits(i)`, reachable
     from `roots`, as the nodes around it (each waiting for the next, the last for the
     first), or None. Iterative: a long chain does not reach the recursion limit; only
@@ -167,34 +165,40 @@ def create_tasks(
     dependencies.serialize_edges(uow, project_id)
     count = len(planned)
     existing = _lock_existing(uow, project_id, _existing_refs(planned))
-    waits: list[list[int]] = [[] for _ in range(count)]
     for index, plan in enumerate(planned):
         for ref in (plan.parent, *plan.prerequisites, plan.closed and plan.closed.related):
             if isinstance(ref, int) and not 0 <= ref < count:
                 raise ValueError(f"task {index} of the plan names task {ref}, not in it")
-        if isinstance(plan.parent, int):
-            waits[plan.parent].append(index)
-        waits[index].extend(ref for ref in plan.prerequisites if isinstance(ref, int))
-    # Every edge pointing at an earlier task of the plan is a plan in order: no cycle.
-    in_order = all(target < index for index, targets in enumerate(waits) for target in targets)
-    cycle = None if in_order else find_cycle(waits.__getitem__, range(count))
-    if cycle is not None:
-        raise ValidationFailed(
-            "prerequisiteIds",
-            "the new tasks at positions "
-            + ", ".join(str(i + 1) for i in cycle)
-            + " would wait for each other in a cycle",
-        )
+    # Every edge pointing at an earlier task of the plan (a parent waits for its children,
+    # so a parent comes after them) is a plan in order: no cycle, no graph to search.
+    in_order = all(
+        (not isinstance(plan.parent, int) or plan.parent > index)
+        and all(ref < index for ref in plan.prerequisites if isinstance(ref, int))
+        for index, plan in enumerate(planned)
+    )
+    if not in_order:
+        waits: list[list[int]] = [[] for _ in range(count)]
+        for index, plan in enumerate(planned):
+            if isinstance(plan.parent, int):
+                waits[plan.parent].append(index)
+            waits[index].extend(ref for ref in plan.prerequisites if isinstance(ref, int))
+        cycle = find_cycle(waits.__getitem__, range(count))
+        if cycle is not None:
+            raise ValidationFailed(
+                "prerequisiteIds",
+                "the new tasks at positions "
+                + ", ".join(str(i + 1) for i in cycle)
+                + " would wait for each other in a cycle",
+            )
+        del waits
     ids = new_ids("tsk", count)
     complete = [
-        plan.closed is not None and plan.closed.reason == CloseReason.COMPLETED
-        for plan in planned
+        plan.closed is not None and plan.closed.reason == CloseReason.COMPLETED for plan in planned
     ]
     blocked = [0] * count
     now = uow.now()
     stored = Stored(uow.dialect)
     at = stored.instant(now)
-    edges: list[tuple[str, str, str, Any]] = []
     for index, plan in enumerate(planned):
         parent = plan.parent
         if isinstance(parent, int):
@@ -220,7 +224,6 @@ def create_tasks(
                 raise ValidationFailed("prerequisiteId", "a task cannot be its own prerequisite")
             if not done:
                 blocked[index] += 1
-            edges.append((ids[index], target, project_id, at))
     by = actor.principal_id
     links: list[tuple[str, str, LinkKind]] = []
     closed: list[int] = []
@@ -248,9 +251,12 @@ def create_tasks(
         (ids[index], 1, project_id, stored.json(list(plan.fields.criteria)), at, by)
         for index, plan in enumerate(planned)
     ))  # fmt: skip
-    if edges:
-        insert_rows(uow, _EDGES, _EDGE_COLUMNS, edges)
-    del edges
+    # Made as they are inserted: 100,000 edges are not held at once.
+    insert_rows(uow, _EDGES, _EDGE_COLUMNS, (
+        (ids[index], ids[ref] if isinstance(ref, int) else ref, project_id, at)
+        for index, plan in enumerate(planned)
+        for ref in dict.fromkeys(plan.prerequisites)
+    ))  # fmt: skip
     insert_rows(uow, _LABELS, _LABEL_COLUMNS, (
         (ids[index], label, project_id)
         for index, plan in enumerate(planned)
@@ -264,27 +270,27 @@ def create_tasks(
     record_events(
         uow,
         WorkEvent.TASK_CREATED,
-        [About(project_id, task_id) for task_id in ids],
+        (About(project_id, task_id) for task_id in ids),
         by=actor,
-        payloads=[
+        payloads=(
             {"kind": plan.fields.kind, "title": plan.fields.title, **extra} for plan in planned
-        ],
+        ),
     )
     if closed:
         record_events(
             uow,
             WorkEvent.TASK_CLOSED,
-            [About(project_id, ids[index]) for index in closed],
+            (About(project_id, ids[index]) for index in closed),
             by=actor,
-            payloads=[{"reason": planned[index].closed.reason} for index in closed],  # type: ignore[union-attr]
+            payloads=({"reason": reason} for reason in _reasons(planned, closed)),
         )
     if links:
         record_events(
             uow,
             WorkEvent.TASK_LINKED,
-            [About(project_id, task) for task, _, _ in links],
+            (About(project_id, task) for task, _, _ in links),
             by=actor,
-            payloads=[{"other": other, "kind": kind} for _, other, kind in links],
+            payloads=({"other": other, "kind": kind} for _, other, kind in links),
         )
     return ids
 
@@ -300,6 +306,13 @@ _CRITERIA_COLUMNS = ("task_id", "revision", "project_id", "criteria", "created_a
 _EDGE_COLUMNS = ("task_id", "prerequisite_id", "project_id", "created_at")
 _LABEL_COLUMNS = ("task_id", "label", "project_id")
 _LINK_COLUMNS = ("task_id", "other_id", "kind", "project_id", "created_at", "created_by")
+
+
+def _reasons(planned: Sequence[PlannedTask], closed: Sequence[int]) -> Iterator[CloseReason]:
+    for index in closed:
+        closure = planned[index].closed
+        assert closure is not None
+        yield closure.reason
 
 
 def _existing_refs(planned: Sequence[PlannedTask]) -> set[str]:

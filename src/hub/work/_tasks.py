@@ -169,19 +169,29 @@ def clean_fields(
         kind=cleaned_kind,
         title=cleaned_title,
         outcome=clean_text("outcome", outcome, MAX_OUTCOME, required=False),
-        criteria=tuple(cleaned),
+        criteria=_same(criteria, cleaned),
         priority=bounded_int("priority", priority, *PRIORITY_RANGE),
     )
+
+
+def _same(given: Sequence[str], cleaned: Sequence[str]) -> tuple[str, ...]:
+    """`cleaned` as a tuple: `given` itself when it is one and cleaning changed nothing
+    (an import holds 100,000 of them at once; a copy each would be memory for nothing)."""
+    if isinstance(given, tuple) and len(given) == len(cleaned) and all(
+        a is b for a, b in zip(given, cleaned, strict=True)
+    ):
+        return given
+    return tuple(cleaned)
 
 
 def clean_labels(field: str, labels: Sequence[str]) -> tuple[str, ...]:
     """Labels: short one-line words, at most `MAX_LABELS`, each once, sorted."""
     if len(labels) > MAX_LABELS:
         raise ValidationFailed(field, f"must have at most {MAX_LABELS} items")
-    cleaned = {
+    cleaned = sorted({
         clean_label(f"{field}[{index}]", label, MAX_LABEL) for index, label in enumerate(labels)
-    }
-    return tuple(sorted(cleaned))
+    })
+    return _same(labels, cleaned)
 
 
 def _create(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> TaskView:

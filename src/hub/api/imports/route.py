@@ -24,12 +24,12 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from hub.api.routes import bearer, caller, known_parameters, refusal
@@ -78,12 +78,8 @@ def import_route(runtime: Runtime) -> Route:
         except Exception:
             log.exception("an import failed")
             return refusal(HubError("the import failed on the server; nothing was stored"))
-        return JSONResponse(
-            {
-                "report": report_json(done.value),
-                "replay": done.replayed,
-                "serverTime": instant.isoformat(),
-            }
+        return StreamingResponse(
+            answer(done.value, done.replayed, instant), media_type="application/json"
         )
 
     return Route("/api/imports", receive, methods=["POST"])
@@ -173,13 +169,32 @@ def _parse(lines: Sequence[bytes], first: int, longest: int) -> list[imports.Imp
 
 
 # --- the answer ------------------------------------------------------------------------------
-# Written out rather than through the GraphQL types (`from_view`, `as_json`): a first
-# import of 100,000 items answers 100,000 of them. A test keeps the names the schema's.
+# Written out rather than through the GraphQL types (`from_view`, `as_json`), and sent as
+# it is written, a slice of items at a time: a first import of 100,000 items answers
+# 100,000 of them, which would cost more memory as one JSON document than the import
+# itself. A test keeps the names the schema's.
+
+_ITEMS_PER_CHUNK = 1000
 
 
-def report_json(report: imports.ImportReportView) -> dict[str, Any]:
+def answer(report: imports.ImportReportView, replay: bool, instant: datetime) -> Iterator[bytes]:
+    """`{"report": {…, "items": […]}, "replay": …, "serverTime": …}`, in pieces."""
+    head = json.dumps({"report": report_json(report, items=False)})
+    # The report object is left open for its items: `…}}` loses its last two braces.
+    yield f'{head[:-2]}, "items": ['.encode()
+    results = report.items or ()
+    for start in range(0, len(results), _ITEMS_PER_CHUNK):
+        piece = ", ".join(
+            json.dumps(_item_json(result)) for result in results[start : start + _ITEMS_PER_CHUNK]
+        )
+        yield (piece if start == 0 else ", " + piece).encode()
+    tail = json.dumps({"replay": replay, "serverTime": instant.isoformat()})
+    yield f"]}}, {tail[1:]}".encode()
+
+
+def report_json(report: imports.ImportReportView, *, items: bool = True) -> dict[str, Any]:
     counts = report.counts
-    return {
+    written: dict[str, Any] = {
         "id": report.id,
         "projectId": report.project_id,
         "principalId": report.principal_id,
@@ -197,8 +212,10 @@ def report_json(report: imports.ImportReportView) -> dict[str, Any]:
             "invalid": counts.invalid,
             "total": counts.total,
         },
-        "items": [_item_json(result) for result in report.items or ()],
     }
+    if items:
+        written["items"] = [_item_json(result) for result in report.items or ()]
+    return written
 
 
 def _item_json(result: imports.ImportItemResult) -> dict[str, Any]:
