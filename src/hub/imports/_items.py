@@ -85,8 +85,8 @@ def read_item(number: int, raw: object) -> ImportItem:
     """The wire's JSON object as an item, or an item carrying why its shape is refused."""
     if not isinstance(raw, Mapping):
         return _refused(number, {}, "must be a JSON object")
-    unknown = sorted(str(key) for key in raw if key not in ITEM_KEYS)
-    if unknown:
+    if not raw.keys() <= ITEM_KEYS:
+        unknown = sorted(str(key) for key in raw if key not in ITEM_KEYS)
         known = ", ".join(sorted(ITEM_KEYS))
         return _refused(number, raw, f"{unknown[0]}: is not a field of an item (they are {known})")
     try:
@@ -143,7 +143,8 @@ def _texts(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
     value = raw.get(key)
     if value is None:
         return ()
-    if not isinstance(value, list) or not all(isinstance(entry, str) for entry in value):
+    # Exact types: what JSON and the GraphQL input make (and the quickest check).
+    if type(value) is not list or not all(type(entry) is str for entry in value):
         raise ValidationFailed(key, "must be a list of strings")
     return tuple(value)
 
