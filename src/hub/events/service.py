@@ -214,27 +214,19 @@ _APPEND_POSTGRESQL = text(
 ).bindparams(bindparam("occurred_at", type_=UTCDateTime()), bindparam("items", type_=JSONB()))
 
 
-# Events stored per statement: a bulk operation's many events go in slices, so the
-# statement's parameters never hold them all at once.
+# At most this many events go in PostgreSQL's one-statement append.
 _SLICE = 5000
 
 
 def _append(uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: datetime) -> bool:
     """Number and store `items` after the stream's last event; False if the stream has no
-    counter row yet (nothing is written then)."""
-    for start in range(0, len(items), _SLICE):
-        if not _append_slice(uow, stream, items[start : start + _SLICE], occurred_at):
-            if start == 0:
-                return False
-            raise RuntimeError(f"event stream {stream!r} lost its counter row")
-    return True
+    counter row yet (nothing is written then).
 
-
-def _append_slice(
-    uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: datetime
-) -> bool:
+    On PostgreSQL a transaction's few events go in one statement with the counter's
+    update (`_APPEND_POSTGRESQL`); many (a bulk operation's) are numbered by the update
+    and then copied in (COPY), like SQLite's, which is quicker past a few thousand."""
     session = uow.session
-    if uow.dialect == "postgresql":
+    if uow.dialect == "postgresql" and len(items) <= _SLICE:
         appended = session.execute(
             _APPEND_POSTGRESQL,
             {
