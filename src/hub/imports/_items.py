@@ -204,10 +204,13 @@ def check_item(item: ImportItem, *, is_parent: bool) -> CheckedItem:
     if len(item.prerequisites) > MAX_PREREQUISITES:
         raise ValidationFailed("prerequisites", f"must have at most {MAX_PREREQUISITES} items")
     own = item.source_id
-    prerequisites = _same(
-        item.prerequisites,
-        sorted({source_key(f"prerequisites[{i}]", p) for i, p in enumerate(item.prerequisites)}),
-    )
+    try:
+        needed = sorted({source_key("prerequisites", p) for p in item.prerequisites})
+    except ValidationFailed:
+        needed = sorted(
+            {source_key(f"prerequisites[{i}]", p) for i, p in enumerate(item.prerequisites)}
+        )
+    prerequisites = _same(item.prerequisites, needed)
     if own in prerequisites:
         raise ValidationFailed("prerequisites", "an item cannot be its own prerequisite")
     parent = None if item.parent is None else source_key("parent", item.parent)

@@ -188,9 +188,14 @@ def clean_labels(field: str, labels: Sequence[str]) -> tuple[str, ...]:
     """Labels: short one-line words, at most `MAX_LABELS`, each once, sorted."""
     if len(labels) > MAX_LABELS:
         raise ValidationFailed(field, f"must have at most {MAX_LABELS} items")
-    cleaned = sorted({
-        clean_label(f"{field}[{index}]", label, MAX_LABEL) for index, label in enumerate(labels)
-    })
+    try:
+        cleaned = sorted({clean_label(field, label, MAX_LABEL) for label in labels})
+    except ValidationFailed:
+        # Named by its position (found again only now: an import checks 100,000 of them).
+        cleaned = sorted({
+            clean_label(f"{field}[{index}]", label, MAX_LABEL)
+            for index, label in enumerate(labels)
+        })
     return _same(labels, cleaned)
 
 
