@@ -85,7 +85,7 @@ def pytest_report_header() -> str:
     return f"hub: PostgreSQL half {state}, {PG_URL} {reach}"
 
 
-# The first module named for each of scenarios 1-24 in docs/scenarios.md.
+# The first module named for each of scenarios 1-25 in docs/scenarios.md.
 SCENARIO_MODULES = (
     "tests/work/test_ownership.py",
     "tests/work/test_retries.py",
@@ -95,6 +95,7 @@ SCENARIO_MODULES = (
     "tests/resources/test_reservations.py",
     "tests/knowledge/test_scenarios.py",
     "tests/artifacts/test_scenario_uploads.py",
+    "tests/imports/test_scenario_reimport.py",
 )
 
 

@@ -14,7 +14,7 @@ import hub
 
 DOMAIN = (
     "identity", "projects", "work", "review", "integration", "jobs", "resources", "knowledge",
-    "artifacts",
+    "artifacts", "imports",
 )
 FACE = {"__init__", "service", "views", "errors", "vocabulary", "tables"}
 REQUIRED = {"__init__", "service", "views", "errors", "tables"}

@@ -19,6 +19,7 @@ from starlette.types import Receive, Scope, Send
 from hub.api.artifacts.upload import upload_route
 from hub.api.exports import export_route
 from hub.api.http import HubGraphQL
+from hub.api.imports.route import import_route
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.runtime import Runtime
@@ -66,6 +67,7 @@ def create_app(runtime: Runtime) -> Starlette:
             WebSocketRoute("/graphql", graphql),
             upload_route(runtime),
             export_route(runtime),
+            import_route(runtime),
             *web_routes(runtime),
             *web_mounts(runtime),
         ],

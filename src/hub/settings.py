@@ -101,6 +101,11 @@ class Settings(BaseSettings):
     artifact_report_retention_seconds: int = Field(default=180 * 86400, ge=3600)
     artifact_staging_grace_seconds: int = Field(default=3600, ge=60)
 
+    # Imports (docs/imports.md): items per import, and the longest line of a JSON Lines
+    # body (`POST /api/imports` refuses a longer one before parsing it).
+    import_max_items: int = Field(default=200_000, ge=1, le=10_000_000)
+    import_max_line_bytes: int = Field(default=MIB, ge=1024, le=64 * MIB)
+
     # Dashboard sign-ins (docs/architecture.md, "The dashboard"). A working day at most;
     # an hour without a request signs the browser out: long enough to read a submission
     # and write findings, short enough that an unattended browser does not stay open.

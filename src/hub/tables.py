@@ -8,6 +8,7 @@ from hub.artifacts import tables as artifacts_tables
 from hub.events import tables as events_tables
 from hub.idempotency import tables as idempotency_tables
 from hub.identity import tables as identity_tables
+from hub.imports import tables as imports_tables
 from hub.integration import tables as integration_tables
 from hub.jobs import tables as jobs_tables
 from hub.knowledge import tables as knowledge_tables
@@ -24,6 +25,7 @@ __all__ = [
     "events_tables",
     "idempotency_tables",
     "identity_tables",
+    "imports_tables",
     "integration_tables",
     "jobs_tables",
     "knowledge_tables",

@@ -49,6 +49,7 @@ from hub.artifacts import service as artifacts
 from hub.clock import ManualClock
 from hub.identity import service as identity
 from hub.identity.views import Actor
+from hub.imports import service as imports
 from hub.knowledge import service as knowledge
 from hub.projects import service as projects
 from hub.runtime import Runtime
@@ -172,7 +173,7 @@ class _ExitStack:
 def _seed(uow: UnitOfWork) -> tuple[str, list[str]]:
     """An operator to fuzz as, and records for fuzzed ids to hit: a project with a
     repository, a second project sharing its alias, a live agent session, a disputed
-    lesson, a rule, a rule delegation and two artifacts (links, one deleted)."""
+    lesson, a rule, a rule delegation, two artifacts (links, one deleted) and an import."""
     operator = identity.create_principal(uow, name="fuzz-operator", kind="human", operator=True)
     token = identity.create_token(uow, principal=operator.id, label="fuzz").plaintext
     agent = identity.create_principal(uow, name="fuzz-agent", kind="agent")
@@ -221,9 +222,24 @@ def _seed(uow: UnitOfWork) -> tuple[str, list[str]]:
         uow, as_operator, artifact_id=deleted.id, reason="fuzzed",
         store=artifacts.store_for(uow.settings),
     )
+    # An import: its report (`importReport`), and source ids a fuzzed item may name.
+    report = imports.import_tasks(
+        uow,
+        as_operator,
+        imports.ImportRequest(
+            project_id=first.id,
+            items=[
+                imports.read_item(1, {"sourceSystem": "fuzz", "sourceId": "a", "title": "A"}),
+                imports.read_item(
+                    2, {"sourceSystem": "fuzz", "sourceId": "b", "title": "B",
+                        "prerequisites": ["a"]},
+                ),
+            ],
+        ),
+    ).value
     return token, [
         first.id, second.id, session.id, operator.id, agent.id, lesson.id, dispute.id, rule.id,
-        delegation.id, artifact.id, deleted.id,
+        delegation.id, artifact.id, deleted.id, report.id,
     ]
 
 

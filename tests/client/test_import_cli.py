@@ -1,4 +1,4 @@
-"""`hub import` against a stand-in of the import route (tests/support/imports.py): the
+"""`hub import` against a stand-in of the import route (tests/support/import_standin.py): the
 items stream as JSON Lines with an Idempotency-Key, the report is printed (or only it,
 with --json), a lost answer is resolved by the same command under the same key, and
 files or formats that cannot be read are refused before anything is sent
@@ -21,7 +21,7 @@ from hub.cli import imports as import_cli
 from hub.client.importing import PENDING_FILE
 from hub.client.plans import Plan
 from tests.client.planning_cli import HubCli
-from tests.support.imports import PROJECT_ID, TOKEN, ImportStandIn
+from tests.support.import_standin import PROJECT_ID, TOKEN, ImportStandIn
 from tests.support.server import serve_app
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "plans"

@@ -18,7 +18,7 @@ from tests.support.sql import fetch_value
 from tests.support.twins import Agent, Scene
 
 # Their receipts are the principal's and what they made is not a session's (a task, a
-# lesson or its version, a dispute, a vote, a rule's version, an artifact): another
+# lesson or its version, a dispute, a vote, a rule's version, an artifact, an import): another
 # session of the same principal gets the replay.
 ANSWERED_TO_THE_PRINCIPAL = {
     "createTask",
@@ -30,6 +30,7 @@ ANSWERED_TO_THE_PRINCIPAL = {
     "rateLesson",
     "reviseRule",
     "linkExternalArtifact",
+    "importTasks",
 }
 
 

@@ -71,6 +71,21 @@ def create_task(scene: Scene) -> Twin:
     )
 
 
+def import_tasks(scene: Scene) -> Twin:
+    project = work.create_project(scene.operator)
+    source = f"twin-{work.key()}.jsonl"
+    items = [
+        {"sourceSystem": "twin", "sourceId": "a", "title": "A"},
+        {"sourceSystem": "twin", "sourceId": "b", "title": "B", "prerequisites": ["a"]},
+    ]
+    return Twin(
+        scene.agent(),
+        {"projectId": project, "source": source, "items": items, "idempotencyKey": work.key()},
+        "report { id counts { created unchanged } items { sourceId outcome taskId } }",
+        "SELECT count(*) FROM import_reports WHERE source = :source", {"source": source},
+    )
+
+
 def claim_task(scene: Scene) -> Twin:
     project = work.create_project(scene.operator)
     task = work.new_task(scene.operator, project)
@@ -387,6 +402,7 @@ CASES: dict[str, Callable[[Scene], Twin]] = {
     "rateLesson": rate_lesson,
     "reviseRule": revise_rule,
     "linkExternalArtifact": link_external_artifact,
+    "importTasks": import_tasks,
 }
 
 

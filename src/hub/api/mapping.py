@@ -37,6 +37,7 @@ from strawberry.types.base import (
 )
 from strawberry.types.enum import StrawberryEnumDefinition
 from strawberry.types.lazy_type import LazyType
+from strawberry.types.private import is_private
 from strawberry.utils.str_converters import to_camel_case
 
 from hub.identity.views import Actor
@@ -92,7 +93,8 @@ def _fields(cls: type) -> tuple[tuple[str, _Convert, _Convert], ...]:
                 _converter(f.type),
             )
             for f in cls.__strawberry_definition__.fields
-            if f.base_resolver is None
+            # A private field is the type's own business (what a resolver reads).
+            if f.base_resolver is None and not is_private(f.type)
         )
     return known
 
@@ -135,7 +137,7 @@ def as_json(value: Any) -> Any:
         return {
             f.graphql_name or to_camel_case(f.python_name): as_json(getattr(value, f.python_name))
             for f in type(value).__strawberry_definition__.fields
-            if f.base_resolver is None
+            if f.base_resolver is None and not is_private(f.type)
         }
     if isinstance(value, Enum):
         return value.value

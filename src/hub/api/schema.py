@@ -20,6 +20,8 @@ from hub.api.events.subscriptions import EventsSubscription
 from hub.api.extensions import HubOperation, PreparedDocuments
 from hub.api.identity.mutations import IdentityMutation
 from hub.api.identity.queries import IdentityQuery
+from hub.api.imports.mutations import ImportsMutation
+from hub.api.imports.queries import ImportsQuery
 from hub.api.integration.mutations import IntegrationMutation
 from hub.api.integration.queries import IntegrationQuery
 from hub.api.jobs.mutations import JobsMutation
@@ -53,6 +55,7 @@ Query = merge_types(
         ResourcesQuery,
         KnowledgeQuery,
         ArtifactsQuery,
+        ImportsQuery,
     ),
 )
 Mutation = merge_types(
@@ -69,6 +72,7 @@ Mutation = merge_types(
         ResourcesMutation,
         KnowledgeMutation,
         ArtifactsMutation,
+        ImportsMutation,
     ),
 )
 Subscription = merge_types("Subscription", (EventsSubscription, JobsSubscription))

@@ -69,6 +69,7 @@ class CloseReason(StrEnum):
     SUPERSEDED = "SUPERSEDED"
     DUPLICATE = "DUPLICATE"
     DEFERRED = "DEFERRED"
+    COMPLETED = "COMPLETED"
 
 
 class LinkKind(StrEnum):
@@ -523,7 +524,10 @@ def close(
     task_id: TaskId,
     reason: Annotated[
         CloseReason,
-        typer.Option(help="Why: REJECTED, SUPERSEDED, DUPLICATE or DEFERRED."),
+        typer.Option(
+            help="Why: REJECTED, SUPERSEDED, DUPLICATE, DEFERRED, or COMPLETED (done outside "
+            "hub: it no longer keeps its dependents waiting)."
+        ),
     ],
     note: Annotated[str, typer.Option(help="Anything a later reader should know.")] = "",
     reopen_condition: Annotated[

@@ -81,6 +81,10 @@ UNION_PROBLEMS: Final[Mapping[str, tuple[str, ...]]] = {
     "grantRuleDelegation": (
         "NotFound", "PermissionDenied", "Conflict", "ValidationFailed",
     ),
+    "importTasks": (
+        "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "IdempotencyConflict",
+        "IdempotencyReceiptExpired", "ValidationFailed", "QuotaExceeded",
+    ),
     "linkExternalArtifact": (
         "NotFound", "PermissionDenied", "Conflict", "IdempotencyConflict",
         "IdempotencyReceiptExpired", "ValidationFailed",

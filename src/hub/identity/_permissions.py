@@ -201,6 +201,11 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "deleteArtifact": _mutation(
         _EDITING, "by its author (any credential of theirs) or an operator"
     ),
+    # --- imports ----------------------------------------------------------------------
+    "importTasks": _mutation(
+        _EDITING,
+        "also `POST /api/imports` (JSON Lines), under this row; never a reporter token",
+    ),
     # --- queries ----------------------------------------------------------------------
     "viewer": _query(_READING_AND_REPORTER, "who the credential belongs to"),
     "projects": _query(),
@@ -236,6 +241,8 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     ),
     "artifact": _query(),
     "artifacts": _query(),
+    "importReport": _query(),
+    "importReports": _query(),
     # --- subscriptions ----------------------------------------------------------------
     "projectEvents": Rule("subscription", _READING),
     "jobObservations": Rule(

@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from hub.errors import NotFound, Unauthenticated
 from hub.runtime import Runtime
 from hub.web.artifacts import preview_routes
+from hub.web.imports import import_routes
 from hub.web.jobs import jobs_routes
 from hub.web.knowledge import knowledge_routes
 from hub.web.live import live_routes
@@ -81,6 +82,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         *jobs_routes(runtime),
         *review_routes(runtime),
         *knowledge_routes(runtime),
+        *import_routes(runtime),
         *preview_routes(runtime),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]

@@ -41,7 +41,7 @@ from hub.work._authority import view_of
 from hub.work._independence import Reviewer, excluded_submissions, require_independent
 from hub.work._lifecycle import end_attempt
 from hub.work._recovery import recovery_packet
-from hub.work._rows import lock_task, require_attempt, require_task
+from hub.work._rows import COMPLETE, lock_task, require_attempt, require_task
 from hub.work._tasks import ready_tasks, task_view, unfinished_original
 from hub.work.errors import DuplicateOfUnfinished, NoEligibleTask, RecoveryRequired, TaskOwned
 from hub.work.tables import Attempt, Task, TaskPrerequisite
@@ -207,7 +207,7 @@ def _check_claimable(uow: UnitOfWork, task: Task, now: datetime) -> None:
         waiting = uow.session.scalars(
             select(Task.id)
             .join(TaskPrerequisite, TaskPrerequisite.prerequisite_id == Task.id)
-            .where(TaskPrerequisite.task_id == task.id, Task.state != TaskState.DONE)
+            .where(TaskPrerequisite.task_id == task.id, ~COMPLETE)
             .order_by(Task.id)
         ).all()
         children = uow.session.scalars(
@@ -215,7 +215,7 @@ def _check_claimable(uow: UnitOfWork, task: Task, now: datetime) -> None:
             .where(
                 Task.parent_id == task.id,
                 Task.required.is_(True),
-                Task.state != TaskState.DONE,
+                ~COMPLETE,
             )
             .order_by(Task.id)
         ).all()

@@ -24,7 +24,7 @@ from hub.identity.views import (
 )
 from hub.inputs import clean_text
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work._rows import lock_task, require_task
+from hub.work._rows import is_complete, lock_task, require_task
 from hub.work.errors import CycleRefused
 from hub.work.tables import Task, TaskPrerequisite
 from hub.work.vocabulary import TaskKind, TaskState, WorkEvent
@@ -50,7 +50,7 @@ def add_prerequisite(
     override_reason: str | None = None,
 ) -> Task:
     task = require_task(uow, task_id)
-    _serialize_edges(uow, task.project_id)
+    serialize_edges(uow, task.project_id)
     task = lock_task(uow, task.id)
     _guard_active_work(uow, actor, task, override_reason, "adding a prerequisite")
     add_edge(uow, task, prerequisite_id, new_task=False)
@@ -73,7 +73,7 @@ def remove_prerequisite(
     override_reason: str | None = None,
 ) -> Task:
     task = require_task(uow, task_id)
-    _serialize_edges(uow, task.project_id)
+    serialize_edges(uow, task.project_id)
     task = lock_task(uow, task.id)
     edge = uow.session.get(TaskPrerequisite, (task.id, prerequisite_id))
     if edge is None:
@@ -81,7 +81,7 @@ def remove_prerequisite(
     _guard_active_work(uow, actor, task, override_reason, "removing a prerequisite")
     prerequisite = lock_task(uow, prerequisite_id)
     uow.session.delete(edge)
-    if prerequisite.state != TaskState.DONE:
+    if not is_complete(prerequisite):
         task.blocked_count -= 1
     uow.session.flush()
     record_event(
@@ -108,7 +108,7 @@ def add_edge(uow: UnitOfWork, task: Task, prerequisite_id: str, *, new_task: boo
     if uow.session.get(TaskPrerequisite, (task.id, prerequisite.id)) is not None:
         return
     if not new_task:
-        _serialize_edges(uow, task.project_id)
+        serialize_edges(uow, task.project_id)
         cycle = uow.session.execute(_REACHES, {"start": prerequisite.id, "target": task.id}).first()
         if cycle is not None:
             raise CycleRefused(task.id, prerequisite.id)
@@ -120,7 +120,7 @@ def add_edge(uow: UnitOfWork, task: Task, prerequisite_id: str, *, new_task: boo
             created_at=uow.now(),
         )
     )
-    if prerequisite.state != TaskState.DONE:
+    if not is_complete(prerequisite):
         task.blocked_count += 1
     uow.session.flush()
 
@@ -154,7 +154,7 @@ def change_requiredness(
 ) -> None:
     """Whether a child is required for its parent. A closed child that was never done
     keeps a parent blocked; only an operator, saying why, lets the parent go without it."""
-    if child.parent_id is not None and child.state != TaskState.DONE:
+    if child.parent_id is not None and not is_complete(child):
         if child.state == TaskState.CLOSED and not required:
             if not actor.is_operator:
                 raise PermissionDenied(
@@ -191,11 +191,23 @@ def on_task_completed(uow: UnitOfWork, task: Task) -> None:
     _release_parent(uow, task)
 
 
+def on_task_reopened(uow: UnitOfWork, task: Task) -> None:
+    """A task that was complete (closed as COMPLETED) and is open again keeps its
+    dependents and its parent waiting again: `on_task_completed` undone."""
+    dependents = uow.session.scalars(_DEPENDENTS, {"task_id": task.id}).all()
+    for dependent in dependents:
+        dependent.blocked_count += 1
+    if task.parent_id is not None and task.required:
+        parent = lock_task(uow, task.parent_id)
+        parent.blocked_count += 1
+
+
 def _release_parent(uow: UnitOfWork, task: Task) -> None:
-    # Only completion counts toward the parent. A required child closed without being
-    # done (rejected, deferred, duplicate, superseded) keeps its parent blocked, as a
-    # closed prerequisite keeps its dependents blocked: what they needed did not happen.
-    # Re-plan explicitly: reopen it, or an operator drops the requirement with a reason.
+    # Only completion counts toward the parent (done, or closed as COMPLETED). A required
+    # child closed without being done (rejected, deferred, duplicate, superseded) keeps
+    # its parent blocked, as a closed prerequisite keeps its dependents blocked: what
+    # they needed did not happen. Re-plan explicitly: reopen it, or an operator drops the
+    # requirement with a reason.
     if task.parent_id is not None and task.required:
         parent = lock_task(uow, task.parent_id)
         parent.blocked_count -= 1
@@ -219,7 +231,7 @@ def _guard_active_work(
     clean_text("overrideReason", override_reason, 2000)
 
 
-def _serialize_edges(uow: UnitOfWork, project_id: str) -> None:
+def serialize_edges(uow: UnitOfWork, project_id: str) -> None:
     if uow.dialect == "postgresql" and not uow.pending.get(f"edges-locked:{project_id}"):
         uow.session.execute(
             text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),

@@ -6,13 +6,27 @@ building a statement costs more than executing it.
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import ColumnElement, and_, bindparam, func, or_, select
 
 from hub.errors import NotFound
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work.tables import Attempt, Submission, Task
-from hub.work.vocabulary import CANDIDATE_OUTCOMES
+from hub.work.vocabulary import CANDIDATE_OUTCOMES, CloseReason, TaskState
+
+# Complete: what a dependent or a parent waited for happened. DONE in hub, or closed as
+# COMPLETED (done outside hub); any other closure still keeps them waiting.
+COMPLETE: ColumnElement[bool] = or_(
+    Task.state == TaskState.DONE,
+    and_(Task.state == TaskState.CLOSED, Task.close_reason == CloseReason.COMPLETED),
+)
+
+
+def is_complete(task: Task) -> bool:
+    """`COMPLETE`, of a row at hand."""
+    return task.state == TaskState.DONE or (
+        task.state == TaskState.CLOSED and task.close_reason == CloseReason.COMPLETED
+    )
 
 _LOCK_TASK = (
     select(Task)

@@ -53,6 +53,7 @@ from hub.work.tables import (
     Attempt,
     Task,
     TaskCriteria,
+    TaskLabel,
     TaskLink,
     TaskPrerequisite,
 )
@@ -86,12 +87,21 @@ DUPLICATE_OF_UNFINISHED = (
     )
     .correlate(Task)
 )
-MAX_CRITERIA = 50
 # The close matches a created task is answered with (informational, docs/design.md,
 # "Duplicate work"), and the most `similarTasks` answers.
 SIMILAR_ON_CREATE = 5
 MAX_SIMILAR = 50
 MAX_SIMILAR_TEXT = 20_000
+# createTask's limits (imports check every item against the same).
+MAX_TITLE = 300
+MAX_OUTCOME = 20_000
+MAX_CRITERIA = 50
+MAX_CRITERION = 2000
+PRIORITY_RANGE = (-1000, 1000)
+MAX_LABELS = 20
+MAX_LABEL = 100
+MAX_CLOSE_NOTE = 10_000
+MAX_REOPEN_CONDITION = 2000
 
 
 @dataclass(frozen=True)
@@ -172,17 +182,69 @@ def create_task(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> Keyed[CreatedTas
     )
 
 
+@dataclass(frozen=True, slots=True)
+class TaskFields:
+    """A task's descriptive fields, checked (`clean_fields`)."""
+
+    kind: TaskKind
+    title: str
+    outcome: str
+    criteria: tuple[str, ...]
+    priority: int
+
+
+def clean_fields(
+    kind: str, title: str, outcome: str, criteria: Sequence[str], priority: int
+) -> TaskFields:
+    """A new task's fields with createTask's limits, or refused naming the field."""
+    cleaned_kind = clean_choice("kind", kind, TaskKind)
+    cleaned_title = clean_label("title", title, MAX_TITLE)
+    cleaned = clean_list(
+        "acceptanceCriteria", criteria, max_items=MAX_CRITERIA, max_length=MAX_CRITERION
+    )
+    if cleaned_kind in KINDS_NEEDING_CRITERIA and not cleaned:
+        raise ValidationFailed("acceptanceCriteria", f"a {cleaned_kind} task needs at least one")
+    return TaskFields(
+        kind=cleaned_kind,
+        title=cleaned_title,
+        outcome=clean_text("outcome", outcome, MAX_OUTCOME, required=False),
+        criteria=_same(criteria, cleaned),
+        priority=bounded_int("priority", priority, *PRIORITY_RANGE),
+    )
+
+
+def _same(given: Sequence[str], cleaned: Sequence[str]) -> tuple[str, ...]:
+    """`cleaned` as a tuple: `given` itself when it is one and cleaning changed nothing
+    (an import holds 100,000 of them at once; a copy each would be memory for nothing)."""
+    if isinstance(given, tuple) and len(given) == len(cleaned) and all(
+        a is b for a, b in zip(given, cleaned, strict=True)
+    ):
+        return given
+    return tuple(cleaned)
+
+
+def clean_labels(field: str, labels: Sequence[str]) -> tuple[str, ...]:
+    """Labels: short one-line words, at most `MAX_LABELS`, each once, sorted."""
+    if len(labels) > MAX_LABELS:
+        raise ValidationFailed(field, f"must have at most {MAX_LABELS} items")
+    try:
+        cleaned = sorted({clean_label(field, label, MAX_LABEL) for label in labels})
+    except ValidationFailed:
+        # Named by its position (found again only now: an import checks 100,000 of them).
+        cleaned = sorted({
+            clean_label(f"{field}[{index}]", label, MAX_LABEL)
+            for index, label in enumerate(labels)
+        })
+    return _same(labels, cleaned)
+
+
 def _create(uow: UnitOfWork, actor: Actor, cmd: NewTask) -> TaskView:
     projects.ensure_project_exists(uow, cmd.project_id)
-    kind = clean_choice("kind", cmd.kind, TaskKind)
-    title = clean_label("title", cmd.title, 300)
-    outcome = clean_text("outcome", cmd.outcome, 20_000, required=False)
-    criteria = clean_list(
-        "acceptanceCriteria", cmd.acceptance_criteria, max_items=MAX_CRITERIA, max_length=2000
+    fields = clean_fields(
+        cmd.kind, cmd.title, cmd.outcome, cmd.acceptance_criteria, cmd.priority
     )
-    if kind in KINDS_NEEDING_CRITERIA and not criteria:
-        raise ValidationFailed("acceptanceCriteria", f"a {kind} task needs at least one")
-    priority = bounded_int("priority", cmd.priority, -1000, 1000)
+    kind, title, outcome, priority = fields.kind, fields.title, fields.outcome, fields.priority
+    criteria = list(fields.criteria)
     source_system = clean_optional("sourceSystem", cmd.source_system, 100)
     source_id = clean_optional("sourceId", cmd.source_id, 200)
     if (source_system is None) != (source_id is None):
@@ -255,13 +317,13 @@ def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
         )
     changed: list[str] = []
     if cmd.title is not None:
-        task.title = clean_label("title", cmd.title, 300)
+        task.title = clean_label("title", cmd.title, MAX_TITLE)
         changed.append("title")
     if cmd.outcome is not None:
-        task.outcome = clean_text("outcome", cmd.outcome, 20_000, required=False)
+        task.outcome = clean_text("outcome", cmd.outcome, MAX_OUTCOME, required=False)
         changed.append("outcome")
     if cmd.priority is not None:
-        task.priority = bounded_int("priority", cmd.priority, -1000, 1000)
+        task.priority = bounded_int("priority", cmd.priority, *PRIORITY_RANGE)
         changed.append("priority")
     reason = clean_text("reason", cmd.reason or "", 2000, required=False) or None
     if cmd.required is not None and cmd.required != task.required:
@@ -271,7 +333,10 @@ def edit_task(uow: UnitOfWork, actor: Actor, cmd: TaskEdit) -> TaskView:
     criteria_now: list[str] | None = None  # the criteria after the edit, if it names them
     if cmd.acceptance_criteria is not None:
         criteria = criteria_now = clean_list(
-            "acceptanceCriteria", cmd.acceptance_criteria, max_items=MAX_CRITERIA, max_length=2000
+            "acceptanceCriteria",
+            cmd.acceptance_criteria,
+            max_items=MAX_CRITERIA,
+            max_length=MAX_CRITERION,
         )
         if task.kind in KINDS_NEEDING_CRITERIA and not criteria:
             raise ValidationFailed("acceptanceCriteria", f"a {task.kind} task needs at least one")
@@ -337,7 +402,7 @@ def close_task(
 ) -> TaskView:
     """Close with a durable reason; selection and imports consult it later."""
     require_full_credential(actor)
-    reason = clean_choice("reason", reason, CloseReason)
+    cleaned = clean_choice("reason", reason, CloseReason)
     task = lock_task(uow, task_id)
     if task.state in (TaskState.DONE, TaskState.CLOSED):
         raise InvalidTransition(f"task {task.id} is already {task.state}")
@@ -345,12 +410,32 @@ def close_task(
         raise InvalidTransition(
             f"task {task.id} has a current attempt: relinquish or recover it before closing"
         )
+    related = (
+        None
+        if related_task_id is None
+        else require_task_in(uow, task.project_id, related_task_id, field="relatedTaskId")
+    )
+    close(uow, actor, task, cleaned, note, reopen_condition, related)
+    return task_view(uow, task)
+
+
+def close(
+    uow: UnitOfWork,
+    actor: Actor,
+    task: Task,
+    reason: CloseReason,
+    note: str,
+    reopen_condition: str | None,
+    related: Task | None,
+) -> None:
+    """Close a locked task that is neither done, closed nor under an attempt: its reason
+    checked, the link to the related task recorded, its worktrees freed, and, closed as
+    COMPLETED, what waited for it released."""
     if reason == CloseReason.DEFERRED and not (reopen_condition or "").strip():
         raise ValidationFailed("reopenCondition", "a deferred task needs a reopen condition")
-    if reason in (CloseReason.SUPERSEDED, CloseReason.DUPLICATE) and not related_task_id:
+    if reason in (CloseReason.SUPERSEDED, CloseReason.DUPLICATE) and related is None:
         raise ValidationFailed("relatedTaskId", f"{reason} needs the task that replaces this one")
-    if related_task_id is not None:
-        related = require_task_in(uow, task.project_id, related_task_id, field="relatedTaskId")
+    if related is not None:
         if related.id == task.id:
             raise ValidationFailed("relatedTaskId", "a task cannot be related to itself")
         if reason == CloseReason.SUPERSEDED:
@@ -365,15 +450,18 @@ def close_task(
             )
     task.state = TaskState.CLOSED
     task.close_reason = reason
-    task.close_note = clean_text("note", note, 10_000, required=False)
+    task.close_note = clean_text("note", note, MAX_CLOSE_NOTE, required=False)
     task.reopen_condition = (
-        clean_text("reopenCondition", reopen_condition or "", 2000, required=False) or None
+        clean_text("reopenCondition", reopen_condition or "", MAX_REOPEN_CONDITION, required=False)
+        or None
     )
     task.updated_at = uow.now()
     uow.session.flush()
     release_worktrees(uow, task, reason=f"task closed: {reason}", actor_id=actor.principal_id)
+    if reason == CloseReason.COMPLETED:
+        # Done outside hub: what waited for it may go on, as after DONE.
+        dependencies.on_task_completed(uow, task)
     record_event(uow, WorkEvent.TASK_CLOSED, task, by=actor, payload={"reason": reason})
-    return task_view(uow, task)
 
 
 @raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)
@@ -386,6 +474,8 @@ def reopen_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) -> 
     if task.state != TaskState.CLOSED:
         raise InvalidTransition(f"only a closed task can be reopened; {task.id} is {task.state}")
     reason = clean_text("reason", reason, 2000)
+    if task.close_reason == CloseReason.COMPLETED:
+        dependencies.on_task_reopened(uow, task)
     task.state = TaskState.OPEN
     task.updated_at = uow.now()
     record_event(
@@ -623,13 +713,20 @@ _PREREQUISITES_OF = (
     .where(_PREREQUISITE_EDGES.c.task_id == bindparam("task_id"))
     .order_by(_PREREQUISITE_EDGES.c.prerequisite_id)
 )
+_LABELS = table_of(TaskLabel)
+_LABELS_OF = (
+    select(_LABELS.c.label)
+    .where(_LABELS.c.task_id == bindparam("task_id"))
+    .order_by(_LABELS.c.label)
+)
 
 
 def task_view(uow: UnitOfWork, task: Task) -> TaskView:
     current = uow.session.get(Attempt, task.current_attempt_id) if task.current_attempt_id else None
     uow.session.flush()  # a Core read: see this transaction's own edges
     prerequisites = uow.session.scalars(_PREREQUISITES_OF, {"task_id": task.id}).all()
-    return _view(task, current, prerequisites, current_criteria(uow, task), uow.now())
+    labels = uow.session.scalars(_LABELS_OF, {"task_id": task.id}).all()
+    return _view(task, current, prerequisites, labels, current_criteria(uow, task), uow.now())
 
 
 def task_views(uow: UnitOfWork, tasks: Sequence[Task]) -> list[TaskView]:
@@ -653,6 +750,13 @@ def task_views(uow: UnitOfWork, tasks: Sequence[Task]) -> list[TaskView]:
         .order_by(TaskPrerequisite.task_id, TaskPrerequisite.prerequisite_id)
     ):
         prerequisites[task_id].append(prerequisite_id)
+    labels: dict[str, list[str]] = {task_id: [] for task_id in ids}
+    for task_id, label in uow.session.execute(
+        select(TaskLabel.task_id, TaskLabel.label)
+        .where(TaskLabel.task_id.in_(ids))
+        .order_by(TaskLabel.task_id, TaskLabel.label)
+    ):
+        labels[task_id].append(label)
     wanted = {(task.id, task.criteria_revision) for task in tasks}
     criteria = {
         (row.task_id, row.revision): list(row.criteria)
@@ -665,6 +769,7 @@ def task_views(uow: UnitOfWork, tasks: Sequence[Task]) -> list[TaskView]:
             task,
             currents.get(task.current_attempt_id) if task.current_attempt_id else None,
             prerequisites[task.id],
+            labels[task.id],
             criteria.get((task.id, task.criteria_revision), []),
             now,
         )
@@ -676,6 +781,7 @@ def _view(
     task: Task,
     current: Attempt | None,
     prerequisites: Sequence[str],
+    labels: Sequence[str],
     criteria: Sequence[str],
     now: datetime,
 ) -> TaskView:
@@ -685,4 +791,5 @@ def _view(
         effective_state=effective_state(task, current, now),
         criteria=tuple(criteria),
         prerequisite_ids=tuple(prerequisites),
+        labels=tuple(labels),
     )

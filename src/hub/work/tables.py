@@ -123,6 +123,20 @@ class TaskCriteria(Base):
     created_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
 
 
+class TaskLabel(Base):
+    """A short word a task is filed under (imported with it, e.g. `auth`)."""
+
+    __tablename__ = "task_labels"
+    __table_args__ = (
+        ForeignKeyConstraint(["project_id", "task_id"], ["tasks.project_id", "tasks.id"]),
+        Index("ix_task_labels_project_id_label", "project_id", "label"),
+    )
+
+    task_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    label: Mapped[str] = mapped_column(String(100), primary_key=True)
+    project_id: Mapped[str] = mapped_column(String(40))
+
+
 class TaskPrerequisite(Base):
     __tablename__ = "task_prerequisites"
     __table_args__ = (

@@ -99,6 +99,7 @@ class TaskView:
     current_attempt_id: str | None
     blocked_count: int
     prerequisite_ids: tuple[str, ...]
+    labels: tuple[str, ...]
     close_reason: str | None
     close_note: str | None
     reopen_condition: str | None

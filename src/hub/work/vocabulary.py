@@ -57,6 +57,9 @@ class CloseReason(StrEnum):
     SUPERSEDED = "SUPERSEDED"
     DUPLICATE = "DUPLICATE"
     DEFERRED = "DEFERRED"
+    # Done outside hub (no review or integration in hub vouches for it): it does not
+    # keep its dependents or its parent waiting, as DONE does not; it is never claimable.
+    COMPLETED = "COMPLETED"
 
 
 class LinkKind(StrEnum):

@@ -27,13 +27,11 @@ from strawberry.utils.str_converters import to_camel_case
 
 from hub.api.artifacts.types import Artifact
 from hub.api.mapping import as_json, from_view
+from hub.api.routes import bearer, caller, known_parameters, refusal
 from hub.artifacts import service as artifacts
 from hub.artifacts.vocabulary import ArtifactOperation
-from hub.errors import HubError, Unauthenticated, ValidationFailed, http_problem
-from hub.identity import service as identity
-from hub.identity.views import Actor
+from hub.errors import HubError, Unauthenticated, ValidationFailed
 from hub.runtime import Runtime
-from hub.storage.unit_of_work import UnitOfWork
 
 log = logging.getLogger("hub.api.artifacts")
 
@@ -51,26 +49,23 @@ _REQUIRED = ("projectId", "name")
 def upload_route(runtime: Runtime) -> Route:
     async def upload(request: Request) -> Response:
         try:
-            token = identity.bearer_token(request.headers.get("authorization"))
-            if token is None:
-                raise Unauthenticated("a bearer token is required (Authorization: Bearer …)")
+            token = bearer(request)
             upload_request = _upload_request(request)
-
-            def caller(uow: UnitOfWork) -> Actor:
-                actor = identity.authenticate(uow, token)
-                return identity.authorize(actor, ArtifactOperation.UPLOAD)
-
             answer = await artifacts.receive_upload(
-                runtime.awrite, caller, runtime.store, upload_request, request.stream()
+                runtime.awrite,
+                caller(token, ArtifactOperation.UPLOAD),
+                runtime.store,
+                upload_request,
+                request.stream(),
             )
         except ClientDisconnect:
             # The client is gone: nobody reads an answer; the upload left nothing behind.
             return Response(status_code=400)
         except (HubError, Unauthenticated) as refused:
-            return _refusal(refused)
+            return refusal(refused)
         except Exception:
             log.exception("an upload failed")
-            return _refusal(HubError("the upload failed on the server; nothing was stored"))
+            return refusal(HubError("the upload failed on the server; nothing was stored"))
         view = answer.artifact
         return JSONResponse(
             {
@@ -88,11 +83,7 @@ def upload_route(runtime: Runtime) -> Route:
 def _upload_request(request: Request) -> artifacts.UploadRequest:
     """The upload's metadata from the query and the headers, before any byte is read."""
     query = request.query_params
-    unknown = sorted(set(query) - set(PARAMETERS))
-    if unknown:
-        raise ValidationFailed(
-            unknown[0], f"is not a parameter of an upload (they are {', '.join(PARAMETERS)})"
-        )
+    known_parameters(query, PARAMETERS, "an upload")
     for name in _REQUIRED:
         if not query.get(name):
             raise ValidationFailed(name, "is required")
@@ -109,9 +100,3 @@ def _upload_request(request: Request) -> artifacts.UploadRequest:
         declared_size=None if length is None else int(length),
         idempotency_key=request.headers.get("idempotency-key") or None,
     )
-
-
-def _refusal(error: HubError | Unauthenticated) -> Response:
-    status, body = http_problem(error)
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, headers=headers)

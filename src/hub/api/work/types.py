@@ -126,6 +126,7 @@ class Task:
     current_attempt_id: strawberry.ID | None
     blocked_count: int
     prerequisite_ids: list[strawberry.ID]
+    labels: list[str] = strawberry.field(description="Words it is filed under (imported).")
     close_reason: CloseReason | None
     close_note: str | None
     reopen_condition: str | None = strawberry.field(
