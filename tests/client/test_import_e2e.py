@@ -22,7 +22,6 @@ from tests.conftest import Principal
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "plans"
 
-pytestmark = pytest.mark.xfail(strict=False, reason="needs POST /api/imports")
 
 
 @pytest.fixture

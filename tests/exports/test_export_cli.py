@@ -233,7 +233,6 @@ def test_jsonl_of_a_project_made_in_hub_keeps_its_graph(
     assert items[second]["closed"] == {"reason": "SUPERSEDED", "note": "", "relatedTo": newer}
 
 
-@pytest.mark.xfail(strict=False, reason="needs POST /api/imports")
 def test_the_jsonl_export_imports_into_another_hub_with_the_same_source_ids(
     person: HubCli,
     populated: Populated,

@@ -153,6 +153,28 @@ def test_closed_items_are_created_closed_and_completed_ones_block_nothing(
     assert {view.source_id for view in ready} == {"needs-done"}
 
 
+def test_a_duplicate_or_superseded_item_may_come_without_what_replaced_it(
+    runtime: Runtime, database: Database
+) -> None:
+    """The item that replaced it may live elsewhere (another tracker, another source
+    system of an export): the task is closed with its reason, and no link is made."""
+    who = caller(runtime)
+    report = import_items(
+        runtime,
+        who,
+        [
+            item("dup", closed={"reason": "DUPLICATE", "note": "same as JIRA-7"}),
+            item("old", closed={"reason": "SUPERSEDED"}),
+        ],
+    )
+    assert report.counts.created == 2
+    tasks = tasks_of(database, who.project_id)
+    assert {key: (row["state"], row["close_reason"]) for key, row in tasks.items()} == {
+        "dup": ("CLOSED", "DUPLICATE"), "old": ("CLOSED", "SUPERSEDED"),
+    }  # fmt: skip
+    assert fetch_all(database, "SELECT task_id FROM task_links") == []
+
+
 def test_closing_a_task_as_completed_in_hub_unblocks_its_dependents(
     runtime: Runtime, database: Database
 ) -> None:
@@ -327,7 +349,7 @@ def test_an_invalid_item_refuses_the_whole_import_naming_it(
         ({"sourceSystem": SYSTEM, "sourceId": "a", "title": "A",
           "closed": {"reason": "DEFERRED"}}, r"closed.reopenCondition"),
         ({"sourceSystem": SYSTEM, "sourceId": "a", "title": "A",
-          "closed": {"reason": "SUPERSEDED"}}, r"closed.relatedTo"),
+          "closed": {"reason": "SUPERSEDED", "relatedTo": "a"}}, r"closed.relatedTo"),
         ({"sourceSystem": SYSTEM, "sourceId": "a", "title": "A", "prerequisites": ["a"]},
          r"its own prerequisite"),
     ],

@@ -98,7 +98,6 @@ DOCS_ITEM = {
     "title": "Document signing in",
     "kind": "GENERAL",
     "acceptanceCriteria": ["The README says how to get a token"],
-    "prerequisites": ["auth-login"],
 }
 
 

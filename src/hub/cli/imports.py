@@ -236,7 +236,8 @@ def outcome_counts(report: dict[str, Any]) -> dict[str, int]:
     given = report.get("counts")
     if isinstance(given, dict):
         for name, value in given.items():
-            if isinstance(value, int):
+            # `total` sits beside the outcomes' counts: it is not one of them.
+            if isinstance(value, int) and name != "total":
                 counts[_outcome_name(name)] = value
     elif isinstance(given, list):
         for entry in given:

@@ -248,8 +248,9 @@ def _checked_closure(closure: ImportClosure, own: str) -> work.Closure:
     related = (
         None if closure.related_to is None else source_key("closed.relatedTo", closure.related_to)
     )
-    if reason in (CloseReason.SUPERSEDED, CloseReason.DUPLICATE) and related is None:
-        raise ValidationFailed("closed.relatedTo", f"{reason} needs the item that replaces it")
+    # A SUPERSEDED or DUPLICATE item may come without the item that replaces it: that one
+    # can live in another tracker, or in another source system of the same export
+    # (docs/imports.md). The task is closed with the reason, and linked only when named.
     if related == own:
         raise ValidationFailed("closed.relatedTo", "an item cannot be related to itself")
     return work.Closure(reason, note, reopen, related)
