@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import String, delete, insert, select, type_coerce
+from sqlalchemy import String, delete, insert, select, text, type_coerce
 
 from hub.errors import Conflict, InvalidTransition, NotFound, ValidationFailed
 from hub.events.service import About, record_event, record_events
@@ -251,6 +251,12 @@ def create_tasks(
         )
         for index, plan in ((i, planned[i]) for i in _parents_first(planned))
     ))  # fmt: skip
+    if uow.dialect == "postgresql" and count >= _ANALYZE_PAST:
+        # Every row below is checked against `tasks` by a foreign key, and PostgreSQL
+        # plans those checks once per connection: a plan made while the table was small
+        # scans it whole, once per row (100,000 rows: hours). New statistics, counting
+        # the rows just written, make it plan them again, by index.
+        uow.session.execute(_ANALYZE_TASKS)
     insert_rows(uow, _CRITERIA, _CRITERIA_COLUMNS, (
         (ids[index], 1, project_id, stored.json(list(plan.fields.criteria)), at, by)
         for index, plan in enumerate(planned)
@@ -298,6 +304,11 @@ def create_tasks(
         )
     return ids
 
+
+# Past this many new tasks, PostgreSQL's statistics of `tasks` are refreshed before the
+# rows that point at them are written (`create_tasks`).
+_ANALYZE_PAST = 1000
+_ANALYZE_TASKS = text("ANALYZE tasks")
 
 # The columns `create_tasks` writes; the others keep their defaults (NULL).
 _TASK_COLUMNS = (
