@@ -506,3 +506,56 @@ def test_a_reporter_never_imports(runtime: Runtime) -> None:
     request = imports.ImportRequest(project_id=who.project_id, items=[], idempotency_key="k")
     with pytest.raises(PermissionDenied, match="reporter"):
         runtime.write(lambda uow: imports.import_tasks(uow, reporter, request))
+
+
+def test_an_item_closed_at_its_source_closes_its_task_on_the_next_import(
+    runtime: Runtime, database: Database
+) -> None:
+    who = caller(runtime)
+    import_items(runtime, who, [*chain(2), item("x", prerequisites=["t1"])])
+    closing = [
+        item("t0"),
+        item("t1", prerequisites=["t0"], closed={"reason": "COMPLETED", "note": "done by hand"}),
+        item("x", prerequisites=["t1"]),
+    ]
+    report = import_items(runtime, who, closing)
+    assert outcomes(report) == {"t1": ImportOutcome.UPDATED}
+    tasks = tasks_of(database, who.project_id)
+    assert (tasks["t1"]["state"], tasks["t1"]["close_reason"]) == ("CLOSED", "COMPLETED")
+    # Done outside hub: what waited for it is ready.
+    assert tasks["x"]["blocked_count"] == 0
+    again = import_items(runtime, who, closing)
+    assert again.counts.unchanged == 3 and again.items == ()
+
+
+def test_an_item_moved_to_another_parent_moves_its_task(
+    runtime: Runtime, database: Database
+) -> None:
+    who = caller(runtime)
+    first = [item("epic-1"), item("epic-2"), item("a", parent="epic-1"), item("b", parent="epic-1")]
+    first[1]["kind"] = "OBJECTIVE"
+    import_items(runtime, who, first)
+    before = tasks_of(database, who.project_id)
+    assert (before["epic-1"]["blocked_count"], before["epic-2"]["blocked_count"]) == (2, 0)
+    moved = [*first[:3], item("b", parent="epic-2")]
+    report = import_items(runtime, who, moved)
+    assert outcomes(report) == {"b": ImportOutcome.UPDATED}
+    after = tasks_of(database, who.project_id)
+    assert after["b"]["parent_id"] == after["epic-2"]["id"]
+    assert (after["epic-1"]["blocked_count"], after["epic-2"]["blocked_count"]) == (1, 1)
+    # A child may not become its own ancestor's parent: a cycle, named.
+    looped = [first[0], {**first[1], "parent": "b"}, first[2], item("b", parent="epic-2")]
+    with pytest.raises(ImportCycle):
+        import_items(runtime, who, looped)
+
+
+def test_a_superseded_item_links_to_what_replaces_it(runtime: Runtime, database: Database) -> None:
+    who = caller(runtime)
+    import_items(runtime, who, [
+        item("new"), item("old", closed={"reason": "SUPERSEDED", "relatedTo": "new"}),
+    ])  # fmt: skip
+    tasks = tasks_of(database, who.project_id)
+    links = fetch_all(database, "SELECT task_id, other_id, kind FROM task_links")
+    assert links == [
+        {"task_id": tasks["new"]["id"], "other_id": tasks["old"]["id"], "kind": "SUPERSEDES"}
+    ]
