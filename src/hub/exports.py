@@ -34,6 +34,7 @@ from hub import __version__
 from hub.artifacts import service as artifacts
 from hub.events import service as events
 from hub.identity import service as identity
+from hub.imports import service as imports
 from hub.integration import service as integration
 from hub.jobs import service as jobs
 from hub.knowledge import service as knowledge
@@ -57,6 +58,7 @@ SOURCES: Final[tuple[Callable[[UnitOfWork, str], Iterator[ExportRecord]], ...]] 
     work.export_rows,
     jobs.export_rows,
     knowledge.export_rows,
+    imports.export_rows,
     review.export_rows,
     resources.export_rows,
     integration.export_rows,

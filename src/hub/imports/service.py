@@ -12,7 +12,7 @@ items never both create them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import text
@@ -32,6 +32,7 @@ from hub.idempotency.service import Keyed
 from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_id
 from hub.imports import _reports as reports
+from hub.imports import tables
 from hub.imports._apply import carry_out, write_states
 from hub.imports._items import (
     ImportClosure,
@@ -45,6 +46,7 @@ from hub.imports.views import ImportCounts, ImportedVersion, ImportItemResult, I
 from hub.imports.vocabulary import IMPORT_TASKS, ImportEvent, ImportOutcome
 from hub.inputs import clean_text
 from hub.projects import service as projects
+from hub.storage.export import ExportRecord, export_tables, project_tables
 from hub.storage.unit_of_work import UnitOfWork
 
 MAX_SOURCE_LABEL = 200
@@ -172,6 +174,18 @@ def list_import_reports(
     return reports.list_reports(uow, project_id, after=after, limit=limit)
 
 
+def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
+    """The project's import reports and each source item's import state, for an export
+    (docs/exports.md)."""
+    return export_tables(
+        uow,
+        project_id,
+        project_tables(tables),
+        # Named without a foreign key in the schema; the export says what it names.
+        references={"import_sources": {"report_id": "import_reports"}},
+    )
+
+
 __all__ = [
     "IMPORT_TASKS",
     "ImportClosure",
@@ -182,6 +196,7 @@ __all__ = [
     "ImportReportView",
     "ImportRequest",
     "ImportedVersion",
+    "export_rows",
     "get_import_report",
     "import_tasks",
     "list_import_reports",
