@@ -10,10 +10,12 @@ the same run, on the same disk:
 - the floor: the file read and parsed, and its rows (one per item, its criteria and
   labels as JSON) and edges inserted by sqlite-utils (`insert_all`) into two bare tables
   of a new SQLite file (WAL, as hub's), in one transaction;
-- the first import: the file streamed to `POST /api/imports` of a real uvicorn process
-  serving hub (`bench/claims.py`'s `served`) on an empty project, a MiB at a time, timed
-  until the answer arrives, which is after the server has checked every item, written
-  every task, criteria revision, edge, label, event and import state, and committed;
+- the first import: `hub import plan.jsonl --project P --json`, the command a team runs,
+  against a real uvicorn process serving hub (`bench/claims.py`'s `served`) on an empty
+  project, timed from the command's start to its exit: it reads the file, streams it to
+  `POST /api/imports`, and prints the report, which the server answers after it has
+  checked every item, written every task, criteria revision, edge, label, event and
+  import state, and committed;
 - the re-import: the same file again; `rows_written_on_reimport` is how many rows of the
   tables an import writes (tasks, criteria, edges, labels, import states, events) it
   added, and how many tasks it touched (`updated_at` moved): 0 is the goal;
@@ -38,13 +40,15 @@ import argparse
 import json
 import os
 import random
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import sqlite_utils
 from claims import Server, served
 from scratch import Scratch, scratch_database
@@ -57,9 +61,7 @@ from hub.runtime import Runtime
 from hub.storage.base import UTCDateTime
 
 SEED = 25
-MIB = 1024 * 1024
 SYSTEM = "bench:plan.jsonl"
-TIMEOUT = httpx.Timeout(900, connect=30)
 # The tables an import writes, and so a re-import of an unchanged file must not.
 WRITTEN = (
     "tasks", "task_criteria", "task_prerequisites", "task_labels", "import_sources", "events",
@@ -167,34 +169,41 @@ def floor(path: Path, folder: Path) -> float:
 # --- the imports ---------------------------------------------------------------------------
 
 
-def send(client: httpx.Client, path: Path, project_id: str) -> dict[str, Any]:
-    def body() -> Iterator[bytes]:
-        with path.open("rb") as file:
-            while chunk := file.read(MIB):
-                yield chunk
+@dataclass(frozen=True)
+class Importer:
+    """`hub import` as a team runs it, against the bench's server with its token."""
 
-    response = client.post(
-        "/api/imports",
-        params={"projectId": project_id, "source": path.name},
-        headers={"Content-Type": "application/x-ndjson"},
-        content=body(),
-    )
-    if response.status_code != 200:
-        raise SystemExit(f"the import was answered {response.status_code}: {response.text[:2000]}")
-    report: dict[str, Any] = response.json()["report"]
-    return report
+    server: Server
+    token: str
+    folder: Path
 
+    def send(self, path: Path, project_id: str) -> dict[str, Any]:
+        command = Path(sys.executable).with_name("hub")
+        environment = {
+            **os.environ,
+            "HUB_SERVER": self.server.url,
+            "HUB_TOKEN": self.token,
+            # Its pending keys (none remain after an answer) beside the scratch database.
+            "HUB_AGENT_STATE": str(self.folder / "agent-state.json"),
+        }
+        done = subprocess.run(
+            [str(command), "import", str(path), "--project", project_id, "--json"],
+            env=environment, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(f"hub import exited {done.returncode}: {done.stdout[:2000]}"
+                             f"{done.stderr[:2000]}")  # fmt: skip
+        report: dict[str, Any] = json.loads(done.stdout)["report"]
+        return report
 
-def timed(
-    server: Server, client: httpx.Client, path: Path, project_id: str
-) -> tuple[float, float, float, dict[str, Any]]:
-    """Seconds, server CPU seconds, the server's RSS growth (MiB) and the report."""
-    cpu = server.cpu_seconds()
-    with watched(server.pid) as memory:
-        started = time.perf_counter()
-        report = send(client, path, project_id)
-        seconds = time.perf_counter() - started
-    return seconds, server.cpu_seconds() - cpu, memory.growth_mib, report
+    def timed(self, path: Path, project_id: str) -> tuple[float, float, float, dict[str, Any]]:
+        """Seconds, server CPU seconds, the server's RSS growth (MiB) and the report."""
+        cpu = self.server.cpu_seconds()
+        with watched(self.server.pid) as memory:
+            started = time.perf_counter()
+            report = self.send(path, project_id)
+            seconds = time.perf_counter() - started
+        return seconds, self.server.cpu_seconds() - cpu, memory.growth_mib, report
 
 
 def footprint(scratch: Scratch, since: datetime) -> int:
@@ -251,26 +260,22 @@ def main(argv: list[str] | None = None) -> None:
         floor_seconds = floor(plan, scratch.folder)
         _say(f"floor (sqlite-utils): {floor_seconds:.2f} s")
         limits = {"HUB_IMPORT_MAX_ITEMS": str(max(args.items, 200_000))}
-        with (
-            served(
-                scratch, workers=1, synchronous="FULL", pool_size=4,
-                wrapper=args.server_wrapper, settings=limits,
-            ) as server,
-            httpx.Client(
-                base_url=server.url, timeout=TIMEOUT, headers={"Authorization": f"Bearer {token}"}
-            ) as client,
-        ):  # fmt: skip
-            send(client, warm_plan, warm_project)
-            seconds, cpu, first_rss, first = timed(server, client, plan, project_id)
+        with served(
+            scratch, workers=1, synchronous="FULL", pool_size=4,
+            wrapper=args.server_wrapper, settings=limits,
+        ) as server:  # fmt: skip
+            importer = Importer(server, token, scratch.folder)
+            importer.send(warm_plan, warm_project)
+            seconds, cpu, first_rss, first = importer.timed(plan, project_id)
             _say(f"first import: {seconds:.2f} s (server CPU {cpu:.2f} s), {first['counts']}")
             mark = datetime.now(UTC)
             before = footprint(scratch, mark)
-            again_seconds, again_cpu, again_rss, again = timed(server, client, plan, project_id)
+            again_seconds, again_cpu, again_rss, again = importer.timed(plan, project_id)
             after = footprint(scratch, mark)
             _say(f"re-import: {again_seconds:.2f} s (server CPU {again_cpu:.2f} s), "
                  f"{again['counts']}")  # fmt: skip
-            changed_seconds, changed_cpu, changed_rss, changed = timed(
-                server, client, changed_plan, project_id
+            changed_seconds, changed_cpu, changed_rss, changed = importer.timed(
+                changed_plan, project_id
             )
             _say(f"1 % changed: {changed_seconds:.2f} s (server CPU {changed_cpu:.2f} s), "
                  f"{changed['counts']}")  # fmt: skip

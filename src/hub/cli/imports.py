@@ -15,6 +15,7 @@ On a terminal a progress bar counts the items read and sent (items/s) on stderr;
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -138,8 +139,10 @@ def import_command(
             plan = Plan.open(file, format, source_system)
             pending = PendingImports(pending_path(state or default_state_path()))
             project_id = api.resolve_project(project)
-            with _progress(not as_json and errors.is_terminal) as shown:
-                surveyed = survey(plan, warn, shown.reading(plan.path.name))
+            with (
+                _progress(not as_json and errors.is_terminal) as shown,
+                contextlib.closing(survey(plan, warn, shown.reading(plan.path.name))) as surveyed,
+            ):
                 imported = import_plan(
                     api,
                     plan,
@@ -167,10 +170,13 @@ def import_command(
 
 
 class _Rate(ProgressColumn):
-    """Items a second, as rich measures a task's speed."""
+    """Items a second, as rich measures a task's speed; until it can (it needs several
+    updates, and a small file is sent in one chunk), the items so far over the time."""
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
+        if speed is None and task.completed and task.elapsed:
+            speed = task.completed / task.elapsed
         return Text("" if speed is None else f"{speed:,.0f} items/s", style="progress.data.speed")
 
 

@@ -1,6 +1,10 @@
 """`hub …`: the server's command line. Administration commands talk to the database
-directly through the service layer; `hub agent …` (the agent client), `hub task …` and
-`hub project …` talk to a running server over the API."""
+directly through the service layer; `hub agent …` (the agent client), `hub task …`,
+`hub project …`, `hub import` and `hub export` talk to a running server over the API.
+
+The server's modules (the runtime, the services, SQLAlchemy, the settings) are imported
+inside the administration commands, not here: an agent runs a `hub agent` command for
+every step, and loading the whole server first took two seconds of each."""
 
 from __future__ import annotations
 
@@ -12,7 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from sqlalchemy.exc import OperationalError
 
 from hub.cli.agent import app as agent_app
 from hub.cli.exports import EXPORT_HELP, export
@@ -23,13 +26,10 @@ from hub.cli.output import print_json
 from hub.cli.projects import app as project_app
 from hub.cli.tasks import app as task_app
 from hub.errors import HubError
-from hub.identity import service as identity
-from hub.runtime import Runtime
-from hub.settings import SettingsError, load_settings
-from hub.storage import migrations
 
 if TYPE_CHECKING:
     from hub.artifacts.service import Reconciliation
+    from hub.runtime import Runtime
 
 app = typer.Typer(help="hub: coordination for teams of AI coding agents.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
@@ -51,6 +51,9 @@ errors = Console(stderr=True)
 
 
 def runtime() -> Runtime:
+    from hub.runtime import Runtime
+    from hub.settings import SettingsError, load_settings
+
     try:
         return Runtime(load_settings())
     except SettingsError as exc:
@@ -65,6 +68,8 @@ def fail(error: HubError) -> typer.Exit:
 
 
 def _require_current_schema(rt: Runtime) -> None:
+    from hub.storage import migrations
+
     if not migrations.is_at_head(rt.database):
         errors.print("the database schema is not current: run `hub db upgrade` first")
         raise typer.Exit(2)
@@ -99,6 +104,10 @@ def serve(
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Apply every pending migration."""
+    from sqlalchemy.exc import OperationalError
+
+    from hub.storage import migrations
+
     rt = runtime()
     try:
         migrations.upgrade_to_head(rt.database)
@@ -116,6 +125,8 @@ def db_upgrade() -> None:
 @db_app.command("current")
 def db_current() -> None:
     """Show the schema revision and whether it is the newest."""
+    from hub.storage import migrations
+
     rt = runtime()
     current = migrations.current_revision(rt.database)
     head = migrations.head_revision(rt.database)
@@ -134,6 +145,8 @@ def principal_create(
     ] = False,
 ) -> None:
     """Create a principal."""
+    from hub.identity import service as identity
+
     rt = runtime()
     secret = (
         typer.prompt("password", hide_input=True, confirmation_prompt=True) if password else None
@@ -153,6 +166,8 @@ def principal_create(
 @principal_app.command("list")
 def principal_list() -> None:
     """List principals."""
+    from hub.identity import service as identity
+
     rt = runtime()
     for view in rt.read(identity.list_principals):
         role = "operator" if view.is_operator else ""
@@ -169,6 +184,8 @@ def principal_disable(
 ) -> None:
     """Shut a principal out at once: end its agent sessions, revoke all its tokens and
     sign it out of the dashboard."""
+    from hub.identity import service as identity
+
     rt = runtime()
     try:
         done = rt.write(
@@ -189,6 +206,8 @@ def principal_enable(
     principal: Annotated[str, typer.Argument(help="Principal name or id.")],
 ) -> None:
     """Let a disabled principal in again. Its revoked tokens stay revoked."""
+    from hub.identity import service as identity
+
     rt = runtime()
     try:
         view = rt.write(lambda uow: identity.enable_principal(uow, principal=principal))
@@ -207,6 +226,8 @@ def token_create(
     label: Annotated[str, typer.Option(help="What the token is for.")] = "",
 ) -> None:
     """Issue a personal token. It is printed once and never again."""
+    from hub.identity import service as identity
+
     rt = runtime()
     try:
         issued = rt.write(lambda uow: identity.create_token(uow, principal=principal, label=label))
@@ -219,6 +240,8 @@ def token_create(
 @token_app.command("revoke")
 def token_revoke(token_id: str) -> None:
     """Revoke a token; requests carrying it fail at once."""
+    from hub.identity import service as identity
+
     rt = runtime()
     try:
         view = rt.write(lambda uow: identity.revoke_token(uow, token_id=token_id))
@@ -230,6 +253,8 @@ def token_revoke(token_id: str) -> None:
 @token_app.command("list")
 def token_list(principal: str) -> None:
     """List a principal's tokens (never their secrets)."""
+    from hub.identity import service as identity
+
     rt = runtime()
     try:
         views = rt.read(lambda uow: identity.list_tokens(uow, principal=principal))
@@ -256,8 +281,11 @@ def maintenance_prune() -> None:
     swept = report.artifacts
     console.print(
         f"{len(swept.expired)} artifacts expired, the bytes of {swept.removed} removed"
-        + (f"; {len(swept.failed)} could not be removed (the reconciliation will)"
-           if swept.failed else ""),
+        + (
+            f"; {len(swept.failed)} could not be removed (the reconciliation will)"
+            if swept.failed
+            else ""
+        ),
         soft_wrap=True,
     )
 
@@ -299,8 +327,7 @@ def show_reconciliation(report: Reconciliation, as_json: bool) -> None:
     }
     if as_json:
         counts = {name: len(items) for name, items in found.items()}
-        print_json({"dryRun": report.dry_run, "counts": {**counts, "young": report.young},
-                    **found})
+        print_json({"dryRun": report.dry_run, "counts": {**counts, "young": report.young}, **found})
         return
     done = "would be " if report.dry_run else ""
     lines = [
@@ -319,7 +346,8 @@ def show_reconciliation(report: Reconciliation, as_json: bool) -> None:
             console.print(f"  {escape(item)}", soft_wrap=True, highlight=False)
     console.print(
         f"left for now (younger than the staging grace period): {report.young}",
-        soft_wrap=True, highlight=False,
+        soft_wrap=True,
+        highlight=False,
     )
     if report.dry_run:
         console.print("dry run: nothing was changed", highlight=False)
@@ -346,13 +374,17 @@ def backup(
     console.print(
         f"backed up to {report.destination}: schema revision {report.revision}, "
         f"{report.files} artifact files ({report.bytes} bytes)",
-        markup=False, soft_wrap=True, highlight=False,
+        markup=False,
+        soft_wrap=True,
+        highlight=False,
     )
     if report.missing:
         console.print(
             f"{len(report.missing)} files were deleted after the snapshot and are left out "
             "(a restore marks their records): " + ", ".join(report.missing),
-            markup=False, soft_wrap=True, highlight=False,
+            markup=False,
+            soft_wrap=True,
+            highlight=False,
         )
 
 
@@ -382,7 +414,9 @@ def restore(
         f"restored schema revision {report.revision}{upgraded} and {report.files} artifact "
         f"files; {len(report.left_out)} missing or damaged in the backup"
         + (": " + ", ".join(report.left_out) if report.left_out else ""),
-        markup=False, soft_wrap=True, highlight=False,
+        markup=False,
+        soft_wrap=True,
+        highlight=False,
     )
     show_reconciliation(report.reconciliation, as_json)
 
@@ -458,6 +492,8 @@ def demo(
 
 
 def main() -> None:
+    from hub.settings import SettingsError
+
     try:
         app()
     except SettingsError as exc:

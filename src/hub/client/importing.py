@@ -1,9 +1,10 @@
 """`hub import`: a plan file's items streamed to `POST /api/imports` (docs/imports.md).
 
-- The file is read twice, an item at a time, never whole: first to check it (a file
-  that does not read is refused before a byte is sent, naming the line) and to count
-  and hash the items as they will be sent; then to send them, as JSON Lines, while they
-  are read.
+- The file is read once, an item at a time, never whole, before a byte is sent: to
+  check it (a file that does not read is refused, naming the line), and to count, hash
+  and spool the items as they will be sent, as JSON Lines, to a temporary file. The
+  spool is what is sent: the body is the one the digest describes even if the plan
+  file is edited meanwhile, and no item is parsed or encoded twice.
 - The request is keyed like every keyed request (`hub.client.engine`): its idempotency
   key is recorded as pending before the first byte leaves, and kept until a definite
   answer (the report, or a problem). The same import run again, of the same items into
@@ -22,11 +23,12 @@ import hashlib
 import json
 import os
 import secrets
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from hub.client.api import HubApi
 from hub.client.errors import ProblemError, StateError, TransportFailure
@@ -46,11 +48,16 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class Survey:
-    """What the first reading found: how many items, and the digest of the body that
-    will carry them (what makes a rerun the same request)."""
+    """What the reading found: how many items, the digest of the body that will carry
+    them (what makes a rerun the same request), and that body, spooled (`close` drops
+    it)."""
 
     items: int
     digest: str
+    spool: IO[bytes]
+
+    def close(self) -> None:
+        self.spool.close()
 
 
 @dataclass(frozen=True)
@@ -72,26 +79,33 @@ def survey(
     `progress` is told how many items have been read."""
     digest = hashlib.sha256()
     count = 0
-    for item in plan.items(warn):
-        digest.update(encode(item))
-        count += 1
-        if progress is not None:
-            progress(count)
-    return Survey(count, digest.hexdigest())
+    spool = tempfile.TemporaryFile()  # noqa: SIM115  # the Survey owns it: `close`
+    try:
+        for item in plan.items(warn):
+            line = encode(item)
+            digest.update(line)
+            spool.write(line)
+            count += 1
+            if progress is not None:
+                progress(count)
+    except BaseException:
+        spool.close()
+        raise
+    return Survey(count, digest.hexdigest(), spool)
 
 
-def body(plan: Plan, total: int, progress: Progress | None = None) -> Iterator[bytes]:
-    """The items as JSON Lines, a chunk at a time, as they are read."""
-    chunk = bytearray()
-    for sent, item in enumerate(plan.items(), start=1):
-        chunk += encode(item)
+def body(surveyed: Survey, progress: Progress | None = None) -> Iterator[bytes]:
+    """The spooled items as JSON Lines, a chunk at a time, from the first (a send
+    started again starts over)."""
+    spool = surveyed.spool
+    spool.seek(0)
+    sent = 0
+    while chunk := spool.read(CHUNK_BYTES):
+        # A chunk may end inside a line: the items counted are the lines it ends.
+        sent += chunk.count(b"\n")
         if progress is not None:
-            progress(sent, total)
-        if len(chunk) >= CHUNK_BYTES:
-            yield bytes(chunk)
-            chunk.clear()
-    if chunk:
-        yield bytes(chunk)
+            progress(sent, surveyed.items)
+        yield chunk
 
 
 def import_plan(
@@ -125,7 +139,7 @@ def import_plan(
     else:
         key, resent = pending.reserve(intent)
     try:
-        answer = api.import_items(parameters, body(plan, surveyed.items, progress), key)
+        answer = api.import_items(parameters, body(surveyed, progress), key)
     except ProblemError:
         if not dry_run:
             pending.settle(intent, key)

@@ -11,6 +11,14 @@ like any other statement.
 Only plain inserts of new rows come here; constraints, defaults computed in SQL and
 triggers apply as they do to any insert. Anything read back, decided or updated stays
 with the ORM and Core.
+
+**Tables with a full-text index on SQLite** (`one_statement=True`): an FTS5 index,
+filled by a trigger, writes the words it holds in memory to disk at the end of every
+statement. `executemany` runs one statement per row, so the index would write one small
+segment per row and merge them as it goes (100,000 tasks: 7 s instead of 1 s). Those rows
+go first into a temporary table of the connection and then into theirs in one
+`INSERT … SELECT`, one statement: the trigger still fires per row, but the index writes
+once.
 """
 
 from __future__ import annotations
@@ -55,9 +63,15 @@ class Stored:
 
 
 def insert_rows(
-    uow: UnitOfWork, table: Table, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+    uow: UnitOfWork,
+    table: Table,
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    one_statement: bool = False,
 ) -> None:
-    """Insert `rows` (tuples of `columns`' values, as `Stored` gives them) into `table`."""
+    """Insert `rows` (tuples of `columns`' values, as `Stored` gives them) into `table`;
+    with `one_statement`, on SQLite, in one statement (for a full-text indexed table)."""
     session = uow.session
     session.flush()  # what the ORM holds goes first: these rows may point at it
     connection = session.connection().connection.dbapi_connection
@@ -65,13 +79,26 @@ def insert_rows(
     names = ", ".join(columns)
     if uow.dialect == "sqlite":
         marks = ", ".join("?" for _ in columns)
+        # Names from hub's own table definitions, never from a request.
+        target = f"temp.bulk_{table.name}" if one_statement else table.name
         cursor = connection.cursor()
         try:
+            if one_statement:
+                # The columns' types (affinities) as the table declares them; no rows.
+                cursor.execute(
+                    f"CREATE TEMP TABLE bulk_{table.name} AS "  # noqa: S608
+                    f"SELECT {names} FROM main.{table.name} WHERE 0"
+                )
             cursor.executemany(
-                # Names from hub's own table definitions, never from a request.
-                f"INSERT INTO {table.name} ({names}) VALUES ({marks})",  # noqa: S608
+                f"INSERT INTO {target} ({names}) VALUES ({marks})",  # noqa: S608
                 rows,  # type: ignore[arg-type]  # any iterable: sqlite3 reads it as it goes
             )
+            if one_statement:
+                cursor.execute(
+                    f"INSERT INTO main.{table.name} ({names}) "  # noqa: S608
+                    f"SELECT {names} FROM {target} ORDER BY rowid"
+                )
+                cursor.execute(f"DROP TABLE {target}")
         finally:
             cursor.close()
         return

@@ -250,7 +250,7 @@ def create_tasks(
             ),
         )
         for index, plan in ((i, planned[i]) for i in _parents_first(planned))
-    ))  # fmt: skip
+    ), one_statement=True)  # fmt: skip
     if uow.dialect == "postgresql" and count >= _ANALYZE_PAST:
         # Every row below is checked against `tasks` by a foreign key, and PostgreSQL
         # plans those checks once per connection: a plan made while the table was small
