@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import timedelta
 from typing import Any
 
 import httpx
 
-from hub.clock import ManualClock
+from hub.identity._permissions import refusal
 from hub.storage.database import Database
-from tests.support import jobs, work
+from tests.api import test_credential_table as credential_table
+from tests.api.test_credential_table import Caller
+from tests.support import work
 from tests.support.client import Api
 from tests.support.examples import run
 from tests.support.imports import SYSTEM, chain, item, jsonl, post_import
@@ -31,6 +32,9 @@ REPORT = """
 """
 IMPORTED = f"... on ImportTasksPayload {{ replay report {{ {REPORT} }} }}" \
     " ... on ValidationFailed { field }"  # fmt: skip
+
+
+callers = credential_table.callers
 
 
 def count(database: Database, table: str) -> int:
@@ -243,20 +247,44 @@ def test_another_projects_source_ids_are_unknown_here(
     assert count(database, "tasks") == 4
 
 
-def test_a_reporter_token_never_imports(
-    server: str, operator: Any, agent: Callable[..., Any], clock: ManualClock
+def test_the_route_answers_each_credential_as_the_table_says(
+    server: str, database: Database, callers: list[Caller], operator: Any
 ) -> None:
+    """Every credential kind posts an import of its own items: the ones the credential
+    table lets call importTasks create them, the others are refused and write nothing."""
     project = work.create_project(operator.api)
-    worker = agent()
-    task = work.new_task(operator.api, project)
-    attempt = work.claimed(worker.api, project, task)["attempt"]
-    reporter = jobs.open_window(worker.api, attempt, clock.now() + timedelta(minutes=30))[
-        "reporterToken"
-    ]
-    refused = post_import(server, reporter, jsonl([item("a")]), projectId=project, key="k")
-    assert refused.status_code == 403, refused.text
-    assert "cannot call importTasks" in refused.json()["error"]["message"]
-    graphql = Api(server, reporter).mutate(
+    wrong = []
+    for number, caller in enumerate(callers):
+        before = count(database, "tasks")
+        # A key each: a session's keyed mutations need one.
+        headers = {"Content-Type": "application/x-ndjson", "Idempotency-Key": f"k-{number}"}
+        if caller.token is not None:
+            headers["Authorization"] = f"Bearer {caller.token}"
+        answer = httpx.post(
+            f"{server}/api/imports",
+            params={"projectId": project},
+            headers=headers,
+            content=jsonl([item(f"caller-{number}")]),
+            timeout=60,
+        )
+        error = answer.json().get("error", {}) if answer.status_code != 200 else {}
+        if caller.actor is None:
+            expected: tuple[int, str | None, int] = (401, "UNAUTHENTICATED", 0)
+        elif (reason := refusal(caller.actor, "importTasks")) is not None:
+            expected = (403, reason, 0)
+        else:
+            expected = (200, None, 1)
+        got = (
+            answer.status_code,
+            error.get("message") if answer.status_code == 403 else error.get("code"),
+            count(database, "tasks") - before,
+        )
+        if got != expected:
+            wrong.append(f"{caller.label}: expected {expected}, got {got} {answer.text[:200]}")
+    assert wrong == [], "\n".join(wrong)
+    reporter = next(c for c in callers if c.label == "reporter token")
+    assert reporter.token is not None
+    graphql = Api(server, reporter.token).mutate(
         "importTasks", {"projectId": project, "items": [], "idempotencyKey": "k"}
     )
     assert graphql["__typename"] == "PermissionDenied"
