@@ -10,10 +10,7 @@ start (a prerequisite or required child not complete counts; a task closed as CO
 is complete), parents that take children, and an event for every task made, closed or
 linked.
 
-`edit_tasks` changes existing tasks the way `editTask`, `closeTask` and the prerequisite
-mutations do, each rule applied by the same code (criteria revisions, cycle checks under
-the project's edge lock, `blocked_count`, events), with the rows locked together first.
-An import changes few tasks at a time, so this part stays row by row.
+Changing many existing tasks is `_bulk_edits`; reading and locking many is `_briefs`.
 """
 
 from __future__ import annotations
@@ -22,10 +19,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import String, delete, insert, select, text, type_coerce
+from sqlalchemy import text
 
-from hub.errors import Conflict, InvalidTransition, NotFound, ValidationFailed
-from hub.events.service import About, record_event, record_events
+from hub.errors import InvalidTransition, ValidationFailed
+from hub.events.service import About, record_events
 from hub.identity.views import Actor, require_full_credential
 from hub.ids import new_ids
 from hub.projects import service as projects
@@ -34,23 +31,17 @@ from hub.storage.bulk import Stored, insert_rows
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _dependencies as dependencies
 from hub.work import _similar as similar
-from hub.work._rows import is_complete, lock_task
+from hub.work._briefs import lock_existing
+from hub.work._rows import is_complete
 from hub.work._tasks import (
-    KINDS_NEEDING_CRITERIA,
-    SUBMITTED_STATES,
     TaskFields,
-    close,
-    current_criteria,
 )
-from hub.work.errors import CycleRefused
 from hub.work.tables import Task, TaskCriteria, TaskLabel, TaskLink, TaskPrerequisite
 from hub.work.vocabulary import CloseReason, LinkKind, TaskKind, TaskState, WorkEvent
 
 # A task of the plan (its position in it) or an existing task (its id).
 Ref = int | str
 
-# Ids per IN list when reading or locking many rows (well within both databases' limits).
-CHUNK = 2000
 
 _TASKS = table_of(Task)
 _CRITERIA = table_of(TaskCriteria)
@@ -82,42 +73,6 @@ class PlannedTask:
     parent: Ref | None = None
     prerequisites: tuple[Ref, ...] = ()
     closed: Closure | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PlannedEdit:
-    """A change of an existing task, under `expected_revision` as `editTask`'s: the
-    fields given (None: unchanged) replace the task's, edges are added and removed, the
-    parent moved (`move_parent`: to `parent`, None for none), and the task closed."""
-
-    task_id: str
-    expected_revision: int
-    title: str | None = None
-    outcome: str | None = None
-    priority: int | None = None
-    criteria: tuple[str, ...] | None = None
-    labels: tuple[str, ...] | None = None
-    add_prerequisites: tuple[str, ...] = ()
-    remove_prerequisites: tuple[str, ...] = ()
-    move_parent: bool = False
-    parent: str | None = None
-    closed: Closure | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TaskBrief:
-    """What deciding about a task at scale needs, read for many at once."""
-
-    id: str
-    kind: TaskKind
-    state: TaskState
-    revision: int
-    current_attempt_id: str | None
-    close_reason: CloseReason | None
-    close_note: str | None
-    reopen_condition: str | None
-    parent_id: str | None
-    source_id: str | None
 
 
 def find_cycle(waits: Callable[[int], Iterable[int]], roots: Iterable[int]) -> list[int] | None:
@@ -165,7 +120,7 @@ def create_tasks(
     # Edges are decided under the project's edge lock, as every edge change is.
     dependencies.serialize_edges(uow, project_id)
     count = len(planned)
-    existing = _lock_existing(uow, project_id, _existing_refs(planned))
+    existing = lock_existing(uow, project_id, _existing_refs(planned))
     for index, plan in enumerate(planned):
         for ref in (plan.parent, *plan.prerequisites, plan.closed and plan.closed.related):
             if isinstance(ref, int) and not 0 <= ref < count:
@@ -213,7 +168,7 @@ def create_tasks(
                 blocked[parent] += 1
         elif parent is not None:
             row = existing[parent]
-            _require_parent(row)
+            require_parent(row)
             if not complete[index]:
                 row.blocked_count += 1
         for ref in dict.fromkeys(plan.prerequisites):
@@ -339,30 +294,7 @@ def _existing_refs(planned: Sequence[PlannedTask]) -> set[str]:
     return refs
 
 
-def _lock_existing(uow: UnitOfWork, project_id: str, task_ids: Iterable[str]) -> dict[str, Task]:
-    """Existing tasks a plan names, locked in id order (their counts or states are
-    decided on), each of the project."""
-    wanted = sorted(set(task_ids))
-    found: dict[str, Task] = {}
-    for start in range(0, len(wanted), CHUNK):
-        for row in uow.session.scalars(
-            select(Task)
-            .where(Task.id.in_(wanted[start : start + CHUNK]))
-            .order_by(Task.id)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        ):
-            found[row.id] = row
-    for task_id in wanted:
-        locked = found.get(task_id)
-        if locked is None:
-            raise NotFound("task", task_id)
-        if locked.project_id != project_id:
-            raise ValidationFailed("taskId", f"task {task_id} belongs to another project")
-    return found
-
-
-def _require_parent(parent: Task) -> None:
+def require_parent(parent: Task) -> None:
     """What `attach_to_parent` asks of an existing parent."""
     if parent.kind != TaskKind.OBJECTIVE:
         raise ValidationFailed(
@@ -414,220 +346,3 @@ def _closure_link(
     if reason == CloseReason.DUPLICATE:
         return [(task, other, LinkKind.DUPLICATE_OF)]
     return [(task, other, LinkKind.RELATED)]
-
-
-# --- edits ------------------------------------------------------------------------------
-
-
-def edit_tasks(
-    uow: UnitOfWork,
-    actor: Actor,
-    project_id: str,
-    edits: Sequence[PlannedEdit],
-    *,
-    payload: Mapping[str, Any] | None = None,
-) -> dict[str, int]:
-    """Apply every edit (all or nothing); each task's revision afterwards. `payload` is
-    added to each `task.edited` event's."""
-    require_full_credential(actor)
-    if not edits:
-        return {}
-    dependencies.serialize_edges(uow, project_id)
-    rows = _lock_existing(uow, project_id, (edit.task_id for edit in edits))
-    extra = dict(payload or {})
-    revisions: dict[str, int] = {}
-    for edit in edits:
-        task = rows[edit.task_id]
-        _edit(uow, actor, task, edit, extra)
-        revisions[task.id] = task.revision
-    uow.session.flush()
-    return revisions
-
-
-def _edit(
-    uow: UnitOfWork, actor: Actor, task: Task, edit: PlannedEdit, extra: dict[str, Any]
-) -> None:
-    if edit.expected_revision != task.revision:
-        raise Conflict(
-            f"task {task.id} is at revision {task.revision}, not {edit.expected_revision}"
-        )
-    if (
-        task.current_attempt_id is not None
-        or task.state in SUBMITTED_STATES
-        or task.state in (TaskState.DONE, TaskState.CLOSED)
-    ):
-        raise InvalidTransition(f"task {task.id} is {task.state}: it is not changed in bulk")
-    now = uow.now()
-    changed: list[str] = []
-    for name in ("title", "outcome", "priority"):
-        value = getattr(edit, name)
-        if value is not None and value != getattr(task, name):
-            setattr(task, name, value)
-            changed.append(name)
-    if edit.criteria is not None and list(edit.criteria) != current_criteria(uow, task):
-        if task.kind in KINDS_NEEDING_CRITERIA and not edit.criteria:
-            raise ValidationFailed("acceptanceCriteria", f"a {task.kind} task needs at least one")
-        task.criteria_revision += 1
-        uow.session.add(
-            TaskCriteria(
-                task_id=task.id,
-                revision=task.criteria_revision,
-                project_id=task.project_id,
-                criteria=list(edit.criteria),
-                created_at=now,
-                created_by=actor.principal_id,
-            )
-        )
-        changed.append("acceptanceCriteria")
-    if edit.labels is not None and _replace_labels(uow, task, edit.labels):
-        changed.append("labels")
-    for prerequisite_id in edit.remove_prerequisites:
-        _remove_edge(uow, actor, task, prerequisite_id)
-    for prerequisite_id in edit.add_prerequisites:
-        dependencies.add_edge(uow, task, prerequisite_id, new_task=False)
-        record_event(
-            uow, WorkEvent.TASK_PREREQUISITE_ADDED, task, by=actor,
-            payload={"prerequisite": prerequisite_id, "override": None},
-        )  # fmt: skip
-    if edit.move_parent and edit.parent != task.parent_id:
-        _move(uow, task, edit.parent)
-        changed.append("parent")
-    if changed:
-        task.revision += 1
-        task.updated_at = now
-        if {"title", "outcome", "acceptanceCriteria"} & set(changed):
-            criteria = current_criteria(uow, task) if edit.criteria is None else edit.criteria
-            task.search_text = similar.search_text_of(task.title, task.outcome, list(criteria))
-        uow.session.flush()
-        record_event(
-            uow, WorkEvent.TASK_EDITED, task, by=actor,
-            payload={"revision": task.revision, "criteriaRevision": task.criteria_revision,
-                     "changed": changed, "reason": None, **extra},
-        )  # fmt: skip
-    if edit.closed is not None:
-        related = edit.closed.related
-        if isinstance(related, int):
-            raise ValueError("an edit's closure names its related task by id")
-        other = (
-            None if related is None else _lock_existing(uow, task.project_id, [related])[related]
-        )
-        close(
-            uow, actor, task, edit.closed.reason, edit.closed.note,
-            edit.closed.reopen_condition, other,
-        )  # fmt: skip
-
-
-def _replace_labels(uow: UnitOfWork, task: Task, labels: Sequence[str]) -> bool:
-    current = set(uow.session.scalars(select(TaskLabel.label).where(TaskLabel.task_id == task.id)))
-    wanted = set(labels)
-    if current == wanted:
-        return False
-    gone = current - wanted
-    if gone:
-        uow.session.execute(
-            delete(_LABELS).where(_LABELS.c.task_id == task.id, _LABELS.c.label.in_(gone))
-        )
-    added = wanted - current
-    if added:
-        uow.session.execute(
-            insert(_LABELS),
-            [{"task_id": task.id, "label": label, "project_id": task.project_id}
-             for label in sorted(added)],
-        )  # fmt: skip
-    return True
-
-
-def _remove_edge(uow: UnitOfWork, actor: Actor, task: Task, prerequisite_id: str) -> None:
-    edge = uow.session.get(TaskPrerequisite, (task.id, prerequisite_id))
-    if edge is None:
-        raise NotFound("prerequisite edge", f"{task.id} -> {prerequisite_id}")
-    prerequisite = lock_task(uow, prerequisite_id)
-    uow.session.delete(edge)
-    if not is_complete(prerequisite):
-        task.blocked_count -= 1
-    uow.session.flush()
-    record_event(
-        uow, WorkEvent.TASK_PREREQUISITE_REMOVED, task, by=actor,
-        payload={"prerequisite": prerequisite_id, "override": None},
-    )  # fmt: skip
-
-
-def _move(uow: UnitOfWork, task: Task, parent_id: str | None) -> None:
-    """Move a task (not complete, not under an attempt) to another parent, or to none."""
-    if parent_id is not None:
-        ancestor: str | None = parent_id
-        while ancestor is not None:
-            if ancestor == task.id:
-                raise CycleRefused(parent_id, task.id)
-            ancestor = uow.session.scalar(select(Task.parent_id).where(Task.id == ancestor))
-    if task.parent_id is not None:
-        old = lock_task(uow, task.parent_id)
-        if old.current_attempt_id is not None:
-            raise InvalidTransition(f"parent {old.id} has a current attempt")
-        if task.required:
-            old.blocked_count -= 1
-        task.parent_id = None
-    if parent_id is not None:
-        dependencies.attach_to_parent(uow, task, parent_id)
-    uow.session.flush()
-
-
-# --- reading ----------------------------------------------------------------------------
-
-
-def lock_tasks(uow: UnitOfWork, project_id: str, task_ids: Iterable[str]) -> dict[str, TaskBrief]:
-    """Lock these tasks of the project (in id order) and read them after the lock: what
-    is decided about them next holds until the commit."""
-    return {
-        task_id: TaskBrief(
-            id=row.id,
-            kind=row.kind,
-            state=row.state,
-            revision=row.revision,
-            current_attempt_id=row.current_attempt_id,
-            close_reason=row.close_reason,
-            close_note=row.close_note,
-            reopen_condition=row.reopen_condition,
-            parent_id=row.parent_id,
-            source_id=row.source_id,
-        )
-        for task_id, row in _lock_existing(uow, project_id, task_ids).items()
-    }
-
-
-# The columns of a `TaskBrief`, read as plain text: at 100,000 rows the column types'
-# conversions cost more than the query (the enums are made from the text instead).
-_BRIEF = (
-    _TASKS.c.id, type_coerce(_TASKS.c.kind, String), type_coerce(_TASKS.c.state, String),
-    _TASKS.c.revision, _TASKS.c.current_attempt_id, type_coerce(_TASKS.c.close_reason, String),
-    _TASKS.c.close_note, _TASKS.c.reopen_condition, _TASKS.c.parent_id, _TASKS.c.source_id,
-)  # fmt: skip
-
-
-def tasks_by_source(
-    uow: UnitOfWork, project_id: str, source_system: str, source_ids: Iterable[str]
-) -> dict[str, TaskBrief]:
-    """The project's tasks carrying these source ids of `source_system`, by source id:
-    a few statements whatever their number (past a few thousand, the source system's
-    every task in one, kept if wanted)."""
-    uow.session.flush()
-    wanted = sorted(set(source_ids))
-    of_system = (_TASKS.c.project_id == project_id) & (_TASKS.c.source_system == source_system)
-    if len(wanted) > 2 * CHUNK:
-        statements = [select(*_BRIEF).where(of_system)]
-    else:
-        statements = [
-            select(*_BRIEF).where(of_system, _TASKS.c.source_id.in_(wanted[start : start + CHUNK]))
-            for start in range(0, len(wanted), CHUNK)
-        ]
-    keep = set(wanted)
-    found: dict[str, TaskBrief] = {}
-    kinds, states, reasons = TaskKind, TaskState, CloseReason
-    for statement in statements:
-        for row in uow.session.execute(statement).tuples():
-            if row[9] in keep:
-                found[row[9]] = TaskBrief(
-                    row[0], kinds(row[1]), states(row[2]), row[3], row[4],
-                    None if row[5] is None else reasons(row[5]), row[6], row[7], row[8], row[9],
-                )  # fmt: skip
-    return found

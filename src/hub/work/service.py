@@ -24,18 +24,9 @@ from hub.work._authority import (
     own_live_attempt,
     require_own_attempt,
 )
-from hub.work._bulk import (
-    Closure,
-    PlannedEdit,
-    PlannedTask,
-    Ref,
-    TaskBrief,
-    create_tasks,
-    edit_tasks,
-    find_cycle,
-    lock_tasks,
-    tasks_by_source,
-)
+from hub.work._briefs import TaskBrief, lock_tasks, tasks_by_source
+from hub.work._bulk import Closure, PlannedTask, Ref, create_tasks, find_cycle
+from hub.work._bulk_edits import PlannedEdit, edit_tasks
 from hub.work._claims import ClaimRequest, claim_recovery, claim_task
 from hub.work._independence import Reviewer, require_independent
 from hub.work._leases import (
