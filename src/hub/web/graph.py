@@ -156,25 +156,28 @@ def _order(
             above.setdefault(edge.waiter, []).append(edge.awaited)
             below.setdefault(edge.awaited, []).append(edge.waiter)
     ordered = [list(layer) for layer in layers]
+    position = {node_id: place for layer in ordered for place, node_id in enumerate(layer)}
     for sweep in range(BARYCENTER_PASSES):
         downwards = sweep % 2 == 0
         indices = range(1, len(ordered)) if downwards else range(len(ordered) - 2, -1, -1)
         neighbours = above if downwards else below
         for index in indices:
-            position = {
-                node_id: place
-                for layer in ordered
-                for place, node_id in enumerate(layer)
-            }
             current = ordered[index]
-
-            def barycenter(node_id: str, place: int) -> float:
-                linked = [position[other] for other in neighbours.get(node_id, ())]
-                return sum(linked) / len(linked) if linked else float(place)
-
-            weights = {node_id: barycenter(node_id, place) for place, node_id in enumerate(current)}
+            weights = {
+                node_id: _barycenter(node_id, place, neighbours, position)
+                for place, node_id in enumerate(current)
+            }
             ordered[index] = sorted(current, key=lambda node_id: weights[node_id])
+            position.update((node_id, place) for place, node_id in enumerate(ordered[index]))
     return ordered
+
+
+def _barycenter(
+    node_id: str, place: int, neighbours: dict[str, list[str]], position: dict[str, int]
+) -> float:
+    # A node with no neighbour in the layer swept keeps its place.
+    linked = [position[other] for other in neighbours.get(node_id, ())]
+    return sum(linked) / len(linked) if linked else float(place)
 
 
 def render_svg(
@@ -230,7 +233,9 @@ def _node(placed: Placed) -> str:
     node = placed.node
     fill, outline = _COLOURS.get(node.state, _UNKNOWN_COLOUR)
     href = escape(f"/tasks/{quote(node.id, safe='')}", quote=True)
-    title = node.title if len(node.title) <= TITLE_CHARACTERS else node.title[: TITLE_CHARACTERS - 1] + "…"
+    title = node.title
+    if len(title) > TITLE_CHARACTERS:
+        title = title[: TITLE_CHARACTERS - 1] + "…"
     hover = escape(f"{node.title} ({node.id}): {node.state}")
     state = node.state.replace("_", " ").lower()
     stroke_width = "3" if node.focus else "1.5"
