@@ -27,6 +27,7 @@ from hub.events import service as events
 from hub.identity import service as identity
 from hub.ids import has_prefix
 from hub.jobs import service as jobs
+from hub.jobs.service import EvidenceView, JobView
 from hub.projects import service as projects
 from hub.resources import service as resources
 from hub.review import service as review
@@ -44,6 +45,7 @@ from hub.work.vocabulary import WaitKind
 # page links to the board, where a filter narrows the tasks, instead.
 PROJECT_GRAPH_LIMIT = 300
 TASK_EVENTS = 50
+_EDGE_KINDS = {WaitKind.PREREQUISITE: "prerequisite", WaitKind.CHILD: "child"}
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,8 @@ class TaskPage:
     subject: work.SubmissionView | None  # what a review or integration task is about
     attempts: list[AttemptLine]  # oldest first
     submissions: list[SubmissionLine]  # oldest first
-    jobs: list[jobs.JobView]
-    evidence: list[jobs.EvidenceView]
+    jobs: list[JobView]
+    evidence: list[EvidenceView]
     reservations: list[resources.ReservationView]
     events: list[EventLine]  # newest first
     picture: Picture
@@ -242,7 +244,7 @@ def _picture(graph: work.TaskGraph, *, label: str, focus: str | None = None) -> 
         for task in graph.tasks
     ]
     edges = [
-        Edge(edge.task_id, edge.other_id, "child" if edge.kind is WaitKind.CHILD else "prerequisite")
+        Edge(edge.task_id, edge.other_id, _EDGE_KINDS[edge.kind])
         for edge in graph.edges
     ]
     prefix = f"graph-{focus}" if focus else "project-graph"
