@@ -6,7 +6,17 @@ import random
 import time
 import xml.etree.ElementTree as ElementTree
 
-from hub.web.graph import NODE_HEIGHT, NODE_WIDTH, Edge, Node, layout, render_svg
+from hub.web.graph import (
+    COLUMN_GAP,
+    MARGIN,
+    MAX_COLUMNS,
+    NODE_HEIGHT,
+    NODE_WIDTH,
+    Edge,
+    Node,
+    layout,
+    render_svg,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -109,6 +119,21 @@ def test_each_node_links_to_its_task_and_says_its_state_in_words() -> None:
     assert "awaiting review" in words[1]
     assert "…" in words[1]  # shortened to fit; the hover title has it whole
     assert "style" not in ElementTree.tostring(root, encoding="unicode")  # the CSP forbids it
+
+
+def test_a_wide_layer_wraps_onto_more_rows() -> None:
+    nodes = [Node(f"tsk_{i:03}", f"Task {i}", "OPEN") for i in range(300)]
+    drawn = layout(nodes, [])
+    assert drawn.width == 2 * MARGIN + MAX_COLUMNS * NODE_WIDTH + (MAX_COLUMNS - 1) * COLUMN_GAP
+    assert len({placed.y for placed in drawn.placed.values()}) == 300 // MAX_COLUMNS
+    assert len({(p.x, p.y) for p in drawn.placed.values()}) == 300
+
+
+def test_the_task_of_the_page_is_marked_current() -> None:
+    svg = render_svg([Node("a", "A", "OPEN", focus=True), Node("b", "B", "OPEN")], [], label="g")
+    root = ElementTree.fromstring(svg)
+    current = [a.get("href") for a in root.iter(f"{SVG}a") if a.get("aria-current") == "page"]
+    assert current == ["/tasks/a"]
 
 
 def test_an_empty_picture_is_still_a_valid_svg() -> None:

@@ -5,7 +5,8 @@ alone: hub runs wherever Python does (README, "Running it"), so a page cannot de
 a system program such as Graphviz. The layout is a small layered one: each task one
 layer below everything it waits for (longest-path layering of the "waits for" edges),
 then a few barycenter passes that order each layer by the positions of its neighbours,
-then straight edges with an arrowhead at the task waited for.
+then straight edges with an arrowhead at the task waited for. A layer wider than
+`MAX_COLUMNS` wraps onto more rows.
 
 Everything a node shows is text from people and agents, so every piece of it is
 escaped; each node is a link to its task's page, says its state in a word (colour is
@@ -24,6 +25,8 @@ NODE_WIDTH = 184
 NODE_HEIGHT = 46
 COLUMN_GAP = 24
 LAYER_GAP = 56
+ROW_GAP = 16
+MAX_COLUMNS = 10
 MARGIN = 12
 TITLE_CHARACTERS = 24
 BARYCENTER_PASSES = 4
@@ -94,18 +97,28 @@ def layout(nodes: Sequence[Node], edges: Iterable[Edge]) -> Layout:
     for node in nodes:
         layers.setdefault(layer_of[node.id], []).append(node.id)
     ordered = _order([layers[index] for index in sorted(layers)], kept, layer_of)
-    widest = max((len(layer) for layer in ordered), default=0)
+    # A layer wider than MAX_COLUMNS wraps onto further rows: a project of many
+    # independent tasks stays a page that scrolls down, not a ribbon miles wide.
+    rows = [
+        (index, layer[start : start + MAX_COLUMNS])
+        for index, layer in enumerate(ordered)
+        for start in range(0, max(len(layer), 1), MAX_COLUMNS)
+    ]
+    widest = max((len(row) for _, row in rows), default=0)
     width = 2 * MARGIN + max(widest * NODE_WIDTH + (widest - 1) * COLUMN_GAP, 0)
-    height = 2 * MARGIN + max(len(ordered) * NODE_HEIGHT + (len(ordered) - 1) * LAYER_GAP, 0)
+    y = MARGIN
     placed: dict[str, Placed] = {}
-    for index, layer in enumerate(ordered):
-        # Each layer centred under the widest one.
-        row_width = len(layer) * NODE_WIDTH + (len(layer) - 1) * COLUMN_GAP
+    for place, (index, row) in enumerate(rows):
+        if place > 0:
+            # Rows of one layer sit closer together than the layers do.
+            y += NODE_HEIGHT + (LAYER_GAP if rows[place - 1][0] != index else ROW_GAP)
+        # Each row centred under the widest one.
+        row_width = len(row) * NODE_WIDTH + (len(row) - 1) * COLUMN_GAP
         left = MARGIN + (width - 2 * MARGIN - row_width) // 2
-        for column, node_id in enumerate(layer):
+        for column, node_id in enumerate(row):
             x = left + column * (NODE_WIDTH + COLUMN_GAP)
-            y = MARGIN + index * (NODE_HEIGHT + LAYER_GAP)
             placed[node_id] = Placed(by_id[node_id], index, x, y)
+    height = y + NODE_HEIGHT + MARGIN if rows else 2 * MARGIN
     return Layout(placed, kept, width, height)
 
 
@@ -239,9 +252,10 @@ def _node(placed: Placed) -> str:
     hover = escape(f"{node.title} ({node.id}): {node.state}")
     state = node.state.replace("_", " ").lower()
     stroke_width = "3" if node.focus else "1.5"
+    current = ' aria-current="page"' if node.focus else ""
     centre = placed.x + NODE_WIDTH // 2
     return (
-        f'<a href="{href}" class="task-node{" focus" if node.focus else ""}">'
+        f'<a href="{href}" class="task-node"{current}>'
         f"<title>{hover}</title>"
         f'<rect x="{placed.x}" y="{placed.y}" width="{NODE_WIDTH}" height="{NODE_HEIGHT}" '
         f'rx="6" fill="{fill}" stroke="{outline}" stroke-width="{stroke_width}"/>'
