@@ -13,6 +13,9 @@ from playwright.sync_api import Page, expect
 from tests.browser.test_dashboard_in_browser import sign_in
 from tests.conftest import AgentSession, Principal
 from tests.support import work
+from tests.web.test_task_page import Story, story
+
+__all__ = ["story"]  # the fixture, shared with the page tests
 
 pytestmark = pytest.mark.browser
 
@@ -48,3 +51,21 @@ def test_a_node_of_the_picture_opens_its_task(
     page.goto(f"/projects/{project}")
     expect(page.locator("#project-graph svg a")).to_have_count(3)
     page.screenshot(path=screenshots / "project-graph.png", full_page=True)
+
+
+def test_the_whole_story_reads_and_the_picture_works_from_the_keyboard(
+    page: Page, story: Story, screenshots: Path
+) -> None:
+    page.goto(f"/tasks/{story.task}")
+    sign_in(page)
+    expect(page.get_by_role("heading", name="Attempts", level=2)).to_be_visible()
+    expect(page.locator(f"#attempt-{story.recovery['id']}")).to_contain_text(
+        "the checkpoint was stale"
+    )
+    expect(page.locator(f"#review-{story.review}")).to_contain_text("charges <twice>")
+    page.screenshot(path=screenshots / "task-page-story.png", full_page=True)
+
+    node = page.locator("#picture svg").locator(f'a[href="/tasks/{story.dependent}"]')
+    node.focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/tasks/{story.dependent}$"))

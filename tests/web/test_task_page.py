@@ -10,6 +10,7 @@ and every id on it is a link.
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -190,16 +191,41 @@ def test_a_parent_lists_its_children_with_their_states(signed_in: Dashboard, sto
     assert "awaiting review" in children or "revision needed" in children
 
 
+class IdsInText(HTMLParser):
+    """The hub ids a page's main part shows, and those not inside a link."""
+
+    VOID = {"br", "input", "img", "meta", "link", "hr"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[tuple[str, bool]] = []  # (tag, is a link)
+        self.shown: set[str] = set()
+        self.unlinked: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in self.VOID:
+            self.open.append((tag, tag == "a" and dict(attrs).get("href") is not None))
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.open and self.open.pop()[0] != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        # An id shown as one (free text that mentions one, a path, a reason, is text).
+        found = data.strip()
+        if re.fullmatch(r"[a-z]{2,4}_[0-9a-z]{26}", found):
+            self.shown.add(found)
+            if not any(linked for _, linked in self.open):
+                self.unlinked.add(found)
+
+
 def test_every_id_on_the_task_page_is_a_link(signed_in: Dashboard, story: Story) -> None:
     page = signed_in.get(f"/tasks/{story.task}").text
-    shown = set(re.findall(r"<code>((?:tsk|sub|att|ses|prn|prj|job|evd|rsv|rev)_[0-9a-z]{26})"
-                           r"</code>", page))
-    assert story.task in shown and story.submission in shown
-    unlinked = {
-        ident for ident in shown
-        if not re.search(rf'<a href="[^"]*{ident}"><code>{ident}</code></a>', page)
-    }
-    assert unlinked == set()
+    ids = IdsInText()
+    ids.feed(page[page.index("<main"):page.index("</main>")])
+    assert {story.task, story.submission, story.review, story.job, story.reservation} <= ids.shown
+    assert {story.evidence, *story.sessions, story.recovery["id"], *story.findings} <= ids.shown
+    assert ids.unlinked == set()
 
 
 def test_an_unknown_task_is_a_404_page_with_a_way_back(signed_in: Dashboard) -> None:

@@ -237,8 +237,8 @@ def _edge(waiter: Placed, awaited: Placed, edge: Edge, arrow_id: str) -> str:
     dash = ' stroke-dasharray="5 4"' if edge.kind == "child" else ""
     return (
         f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#444444" stroke-width="1.5"'
-        f'{dash} marker-end="url(#{arrow_id})"><title>{escape(edge.waiter)} waits for '
-        f"{escape(edge.awaited)} ({escape(edge.kind)})</title></line>"
+        f'{dash} marker-end="url(#{arrow_id})"><title>{escape(waiter.node.title)} waits for '
+        f"{escape(awaited.node.title)} ({escape(edge.kind)})</title></line>"
     )
 
 

@@ -125,6 +125,8 @@ class TaskPage:
             return None
         if prefix == "job":
             return f"/projects/{self.project.id}/tasks/{self.task.id}/jobs#job-{reference}"
+        if prefix == "res":
+            return f"/projects/{self.project.id}/resources#resource-{reference}"
         if prefix in _ON_THIS_PAGE:
             return f"#{_ON_THIS_PAGE[prefix]}-{reference}"
         place = _ELSEWHERE.get(prefix)
@@ -223,7 +225,7 @@ def read_task_page(uow: UnitOfWork, task_id: str) -> TaskPage:
         events=event_lines(uow, recent),
         picture=_picture(
             work.task_neighbourhood(uow, task.id),
-            label=f"Dependencies around task {task.id}, {task.title}",
+            label=f"Dependencies around this task, {task.title}",
             focus=task.id,
         ),
         names=identity.principal_names(uow, people),
