@@ -10,9 +10,9 @@ and every id on it is a link.
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from collections.abc import Callable
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from typing import Any
 
 import pytest
@@ -93,6 +93,12 @@ def story(operator: Principal, agent: Any, clock: ManualClock) -> Story:
 
     recovery = work.recovered(rescuer.api, task)["attempt"]
     work.dispose(rescuer.api, recovery, "RESTART", "the checkpoint was stale")
+    note = first_agent.api.mutate(
+        "addRecoveryNote",
+        {"attemptId": attempt["id"], "note": "I had pushed <wip> to origin"},
+        "... on AddRecoveryNotePayload { note { id } }",
+    )
+    assert note["__typename"] == "AddRecoveryNotePayload", note
     evidence = jobs.record_evidence(rescuer.api, recovery, revision="b" * 40)
     assert evidence["__typename"] == "EvidencePayload", evidence
     delivery = deliver(api, rescuer.api, project, repository, task=task, attempt=recovery)
@@ -161,6 +167,9 @@ def test_the_task_page_shows_every_part_of_the_story(signed_in: Dashboard, story
     assert "Generation 1" in attempts_text and "Generation 2" in attempts_text
     assert "halfway" in attempts_text  # the checkpoint
     assert "RESTART: the checkpoint was stale" in attempts_text  # the recovery disposition
+    first, second = attempts.split('<li class="attempt"')[1:]
+    assert story.first_attempt["id"] in first and story.recovery["id"] in second
+    assert "I had pushed <wip> to origin" in text_of(first)  # the late agent's note
     assert linked(attempts, f"#attempt-{story.first_attempt['id']}")  # "Recovers …"
     assert linked(attempts, f"/submissions/{story.submission}") or linked(
         attempts, f"#submission-{story.submission}"
