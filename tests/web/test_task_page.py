@@ -271,3 +271,19 @@ def test_past_the_limit_the_project_page_links_to_the_board(
     assert "<svg" not in picture
     assert "3 tasks" in text_of(picture)
     assert linked(picture, f"/projects/{project}/tasks")
+
+
+def test_a_crowded_neighbourhood_is_cut_and_says_so(
+    signed_in: Dashboard, operator: Principal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hub.work import _family
+
+    project = work.create_project(operator.api, name="Crowded")
+    hub_task = work.new_task(operator.api, project, title="Shared schema")
+    for index in range(5):
+        work.new_task(operator.api, project, title=f"User {index}", prerequisiteIds=[hub_task])
+    monkeypatch.setattr(_family, "MAX_NEIGHBOURHOOD", 4)
+    picture = section(signed_in.get(f"/tasks/{hub_task}").text, "picture")
+    svg = picture[picture.index("<svg"):picture.index("</svg>")]
+    assert svg.count("<a ") == 4  # the task and three of its five dependents
+    assert "2 more tasks left out" in text_of(picture)
