@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -299,6 +299,22 @@ def list_events(
 def recent_events(uow: UnitOfWork, *, stream: str, limit: int = 20) -> list[EventRecord]:
     rows = uow.session.scalars(
         select(Event).where(Event.stream == stream).order_by(Event.seq.desc()).limit(limit)
+    ).all()
+    return [_record(row) for row in rows]
+
+
+def subject_events(
+    uow: UnitOfWork, *, stream: str, subject_ids: Collection[str], limit: int = 50
+) -> list[EventRecord]:
+    """The stream's latest events about any of these subjects (a task and the records
+    of its work), newest first."""
+    if not subject_ids:
+        return []
+    rows = uow.session.scalars(
+        select(Event)
+        .where(Event.stream == stream, Event.subject_id.in_(sorted(set(subject_ids))))
+        .order_by(Event.seq.desc())
+        .limit(limit)
     ).all()
     return [_record(row) for row in rows]
 

@@ -44,6 +44,7 @@ from hub.web.pages import page_routes
 from hub.web.reviews import review_routes
 from hub.web.signin import SESSION_COOKIE as SESSION_COOKIE
 from hub.web.signin import login_redirect, sign_in_cookie, signin_routes
+from hub.web.tasks import task_routes
 from hub.web.templates import STATIC_DIR, render, render_fragment
 
 log = logging.getLogger("hub.web")
@@ -81,6 +82,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         *live_routes(runtime),
         *jobs_routes(runtime),
         *review_routes(runtime),
+        *task_routes(runtime),
         *knowledge_routes(runtime),
         *import_routes(runtime),
         *preview_routes(runtime),

@@ -18,6 +18,7 @@ from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
 from hub.web.live import EventLine, event_lines
 from hub.web.signin import require_viewer
+from hub.web.tasks import Picture, project_picture
 from hub.web.templates import render
 
 PROJECTS_PER_PAGE = 50
@@ -45,6 +46,7 @@ class ProjectPage:
     policy: projects.PolicyView
     events: list[EventLine]  # newest first
     newest_seq: int  # the live stream continues after this one
+    picture: Picture  # the project's dependency picture (`hub.web.tasks`)
 
 
 def read_overview(uow: UnitOfWork, *, after: str | None) -> Overview:
@@ -71,6 +73,7 @@ def read_project_page(uow: UnitOfWork, project_id: str) -> ProjectPage:
         policy=projects.get_policy(uow, project.id),
         events=event_lines(uow, recent),
         newest_seq=recent[0].seq if recent else 0,
+        picture=project_picture(uow, project.id),
     )
 
 

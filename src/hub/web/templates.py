@@ -63,7 +63,7 @@ def _web_link(reference: str) -> str | None:
 
 
 # The ids that have a page of their own, and where it is.
-_PAGES = {"prj": "/projects/", "sub": "/submissions/", "lsn": "/lessons/"}
+_PAGES = {"prj": "/projects/", "sub": "/submissions/", "lsn": "/lessons/", "tsk": "/tasks/"}
 
 
 def _page_of(reference: str) -> str | None:

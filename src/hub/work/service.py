@@ -28,6 +28,13 @@ from hub.work._briefs import TaskBrief, lock_tasks, tasks_by_source
 from hub.work._bulk import Closure, PlannedTask, Ref, create_tasks, find_cycle
 from hub.work._bulk_edits import PlannedEdit, edit_tasks
 from hub.work._claims import ClaimRequest, claim_recovery, claim_task
+from hub.work._family import (
+    children_of,
+    criteria_history,
+    dependents_of,
+    project_graph,
+    task_neighbourhood,
+)
 from hub.work._independence import Reviewer, require_independent
 from hub.work._leases import (
     AdapterEventResult,
@@ -95,11 +102,14 @@ from hub.work.views import (
     AttemptView,
     ClaimResult,
     CreatedTask,
+    CriteriaRevisionView,
     LinkView,
     RecoveryClaim,
     SimilarTask,
     SubmissionView,
+    TaskGraph,
     TaskView,
+    WaitEdge,
 )
 
 
@@ -181,6 +191,7 @@ __all__ = [
     "Closure",
     "Contributors",
     "CreatedTask",
+    "CriteriaRevisionView",
     "LinkView",
     "NewTask",
     "PlannedEdit",
@@ -195,13 +206,16 @@ __all__ = [
     "TaskEdit",
     "TaskFields",
     "TaskFilter",
+    "TaskGraph",
     "TaskView",
+    "WaitEdge",
     "WorktreeRequest",
     "add_prerequisite",
     "add_recovery_note",
     "advance_to_integration",
     "awaiting_review",
     "candidates",
+    "children_of",
     "claim_recovery",
     "claim_task",
     "clean_fields",
@@ -211,7 +225,9 @@ __all__ = [
     "contributors",
     "create_task",
     "create_tasks",
+    "criteria_history",
     "current_submission",
+    "dependents_of",
     "edit_task",
     "edit_tasks",
     "export_rows",
@@ -230,6 +246,7 @@ __all__ = [
     "lock_tasks",
     "open_workflow_task",
     "own_live_attempt",
+    "project_graph",
     "reconcile_criteria",
     "record_acceptance",
     "record_adapter_event",
@@ -255,6 +272,7 @@ __all__ = [
     "subject_of",
     "submit_attempt",
     "task_links",
+    "task_neighbourhood",
     "task_worktrees",
     "tasks_by_source",
     "workflow_sessions",

@@ -19,6 +19,7 @@ from hub.work.vocabulary import (
     SubmissionOutcome,
     TaskKind,
     TaskState,
+    WaitKind,
 )
 
 
@@ -259,3 +260,33 @@ def worktree_view(row: Worktree) -> WorktreeView:
 
 def submission_view(row: Submission) -> SubmissionView:
     return view_of(SubmissionView, row)
+
+
+@dataclass(frozen=True)
+class CriteriaRevisionView:
+    """One revision of a task's acceptance criteria, as it was set."""
+
+    task_id: str
+    revision: int
+    criteria: tuple[str, ...]
+    created_at: datetime
+    created_by: str
+
+
+@dataclass(frozen=True)
+class WaitEdge:
+    """`task_id` waits for `other_id`: its prerequisite, or (kind CHILD) its child."""
+
+    task_id: str
+    other_id: str
+    kind: WaitKind
+
+
+@dataclass(frozen=True)
+class TaskGraph:
+    """Tasks and what they wait for among themselves (`work._family`)."""
+
+    tasks: tuple[TaskView, ...]
+    edges: tuple[WaitEdge, ...]
+    # Tasks left out to keep the picture readable: 0 when it shows everything asked for.
+    left_out: int

@@ -62,6 +62,13 @@ class CloseReason(StrEnum):
     COMPLETED = "COMPLETED"
 
 
+class WaitKind(StrEnum):
+    """Why one task waits for another: a prerequisite, or a parent for its child."""
+
+    PREREQUISITE = "PREREQUISITE"
+    CHILD = "CHILD"
+
+
 class LinkKind(StrEnum):
     DUPLICATE_OF = "DUPLICATE_OF"
     RELATED = "RELATED"
