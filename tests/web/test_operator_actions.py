@@ -41,7 +41,9 @@ def token_id_of(token: str) -> str:
 def events_of(runtime: Runtime, kind: str) -> list[dict[str, Any]]:
     with runtime.database.engine.connect() as connection:
         rows = connection.execute(
-            sa.text("SELECT actor_id, subject_id, payload FROM events WHERE kind = :k ORDER BY seq"),
+            sa.text(
+                "SELECT actor_id, subject_id, payload FROM events WHERE kind = :k ORDER BY seq"
+            ),
             {"k": kind},
         ).all()
     return [

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -91,11 +92,17 @@ class Applied:
 # --- tasks --------------------------------------------------------------------------
 
 
+def _when(moment: datetime) -> str:
+    # Coordinator time is UTC; said as the rest of the dashboard says it.
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def _task_facts(uow: UnitOfWork, task: work.TaskView) -> tuple[list[Fact], str | None]:
     """The task and its current attempt with its holder; and the attempt's state."""
+    project = projects.get_project(uow, task.project_id)
     facts = [
         Fact("Task", f"{task.title} ({task.id})", f"/tasks/{task.id}"),
-        Fact("Project", task.project_id, f"/projects/{task.project_id}"),
+        Fact("Project", project.name, f"/projects/{project.id}"),
         Fact("State", f"{task.state} (now {task.effective_state})"),
     ]
     if task.current_attempt_id is None:
@@ -110,7 +117,8 @@ def _task_facts(uow: UnitOfWork, task: work.TaskView) -> tuple[list[Fact], str |
         Fact("Current attempt", f"{attempt.id}, generation {attempt.generation}"),
         Fact("Held by", f"{holder} (session {attempt.session_id}, {attempt.workstation})",
              f"/agents#session-{attempt.session_id}"),
-        Fact("Lease", f"{lease}: ends {attempt.expires_at.isoformat()}"),
+        Fact("Lease", f"{lease}: {'ended' if attempt.lease_expired else 'ends'} "
+                      f"{_when(attempt.expires_at)}"),
     ]
     return facts, lease
 
@@ -266,7 +274,7 @@ def _confirm_policy(uow: UnitOfWork, project_id: str) -> Confirm:
         title="Change a project's policy",
         facts=[
             Fact("Project", f"{project.name} ({project.id})", f"/projects/{project.id}"),
-            Fact("Revision in force", f"{policy.revision}, since {policy.created_at.isoformat()}"),
+            Fact("Revision in force", f"{policy.revision}, since {_when(policy.created_at)}"),
         ],
         effects=[
             f"A new revision ({policy.revision + 1}) replaces revision {policy.revision} for "
@@ -346,7 +354,7 @@ def _confirm_revoke_token(uow: UnitOfWork, token_id: str) -> Confirm:
         facts=[
             Fact("Token", f"{token.id} ({token.kind}{', ' + token.label if token.label else ''})"),
             Fact("Principal", owner.name, f"/agents#principal-{owner.id}"),
-            Fact("Created", token.created_at.isoformat()),
+            Fact("Created", _when(token.created_at)),
             Fact("Live sessions it opened", ", ".join(s.id for s in opened) or "none"),
         ],
         effects=[
