@@ -299,3 +299,18 @@ def test_the_policy_page_shows_the_revision_in_force_beside_the_proposed_one(
     assert runtime.read(lambda uow: projects.get_policy(uow, scene.project)).revision == 2
     [event] = [e for e in events_of(runtime, "policy.set") if e["revision"] == 2]
     assert event["replaces"] == 1
+
+
+def test_only_operators_see_the_links_to_the_actions(
+    scene: Scene, operator: Principal, reader: Principal, dashboard: Callable[[], Dashboard]
+) -> None:
+    op = signed_in(dashboard, "operator", "operator-password")
+    person = signed_in(dashboard, "reader", "reader-password")
+    policy_link = f'href="/projects/{scene.project}/policy"'
+    hold_link = f'href="/reservations/{scene.reservation}/clear"'
+    assert policy_link in op.get(f"/projects/{scene.project}").text
+    assert hold_link in op.get(f"/projects/{scene.project}/resources").text
+    assert f'href="/tasks/{scene.expired_task}/release?next=' in op.get("/agents").text
+    assert policy_link not in person.get(f"/projects/{scene.project}").text
+    assert hold_link not in person.get(f"/projects/{scene.project}/resources").text
+    assert "/release" not in person.get("/agents").text
