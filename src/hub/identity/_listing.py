@@ -13,6 +13,7 @@ from sqlalchemy.orm import aliased
 
 from hub.identity.tables import AgentSession, ApiToken, Principal
 from hub.identity.views import SessionSummary
+from hub.mapping import view_of
 from hub.storage.unit_of_work import UnitOfWork
 
 _OPENER = aliased(ApiToken)
@@ -56,18 +57,4 @@ def _summary(
             cut_off = "its principal is disabled"
         elif opener_revoked:
             cut_off = "the personal token that opened it was revoked"
-    return SessionSummary(
-        id=row.id,
-        principal_id=row.principal_id,
-        principal_name=principal_name,
-        workstation=row.workstation,
-        harness=row.harness,
-        harness_instance=row.harness_instance,
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        end_reason=row.end_reason,
-        last_adapter_event=row.last_adapter_event,
-        last_adapter_event_at=row.last_adapter_event_at,
-        opened_with_token_id=row.opened_with_token_id,
-        cut_off=cut_off,
-    )
+    return view_of(SessionSummary, row, principal_name=principal_name, cut_off=cut_off)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.datastructures import FormData
 
@@ -69,7 +70,7 @@ def revision_of(form: Mapping[str, str]) -> int:
 
 
 def policy_change(form: Mapping[str, str]) -> projects.PolicyChange:
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}
     for item in POLICY_FIELDS:
         if item.kind == "flag":
             values[item.name] = form.get(item.name) == "on"
@@ -77,7 +78,7 @@ def policy_change(form: Mapping[str, str]) -> projects.PolicyChange:
             values[item.name] = _number(form, item.name)
         else:
             values[item.name] = form.get(item.name, "")
-    return projects.PolicyChange(**values)  # type: ignore[arg-type]
+    return projects.PolicyChange(**values)
 
 
 def _number(form: Mapping[str, str], name: str) -> int:
