@@ -109,9 +109,10 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
         "sessions that would outlive the revocation of its parent",
     ),
     "endSession": _mutation(
-        _SESSION,
-        "a session ends itself; a lost session token is ended by revoking the personal "
-        "token that opened it or by an operator disabling the principal",
+        {"session": _ANY, "web": "operator"},
+        "a session ends itself, or an operator ends it from the dashboard with a reason; a "
+        "lost session token is also cut off by revoking the personal token that opened it "
+        "or by an operator disabling the principal",
     ),
     # --- projects -------------------------------------------------------------------
     "createProject": _mutation(_EDITING),
@@ -257,6 +258,12 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
     "downloadArtifact": Rule("route", _READING, "`GET /artifacts/{id}`"),
     "previewArtifact": Rule(
         "route", {"web": _ANY}, "`GET /artifacts/{id}/preview`, a page of the dashboard"
+    ),
+    "revokeToken": Rule(
+        "route",
+        {"web": "operator"},
+        "`POST /tokens/{id}/revoke`, an operator action of the dashboard, with a reason "
+        "(the command line's `hub token revoke` acts as the server itself)",
     ),
     "exportProject": Rule(
         "route",

@@ -29,6 +29,7 @@ from hub.events.service import (
 from hub.identity import (
     _tokens as tokens,
 )
+from hub.identity._listing import agent_sessions as agent_sessions
 from hub.identity._permissions import authorize as authorize
 from hub.identity._permissions import require_reporter_scope as require_reporter_scope
 from hub.identity._web_sessions import authenticate_web_session as authenticate_web_session
@@ -54,6 +55,7 @@ from hub.identity.views import Actor
 from hub.identity.views import DisabledPrincipal as DisabledPrincipal
 from hub.identity.views import IssuedToken as IssuedToken
 from hub.identity.views import PrincipalView as PrincipalView
+from hub.identity.views import SessionSummary as SessionSummary
 from hub.identity.views import SessionView as SessionView
 from hub.identity.views import StartedSession as StartedSession
 from hub.identity.views import TokenView as TokenView
@@ -273,24 +275,37 @@ def create_token(uow: UnitOfWork, *, principal: str, label: str = "") -> IssuedT
     return issued
 
 
-def revoke_token(uow: UnitOfWork, *, token_id: str) -> TokenView:
+def revoke_token(
+    uow: UnitOfWork, *, token_id: str, by: Actor | None = None, reason: str = ""
+) -> TokenView:
+    """Revoke a token at once. `by` and `reason`: an operator in the dashboard, recorded
+    in the event; the command line revokes as the server itself, with neither. A token
+    already revoked stays as it was, and nothing is recorded again."""
     row = uow.session.get(ApiToken, token_id, with_for_update=True)
     if row is None:
         raise NotFound("token", token_id)
+    reason = _clean("reason", reason, max_length=500, required=False)
     if row.revoked_at is None:
         row.revoked_at = uow.now()
         record_event(
             uow,
             IdentityEvent.TOKEN_REVOKED,
             About(None, row.id),
-            by=None,
-            payload={"principal": row.principal_id},
+            by=by,
+            payload={"principal": row.principal_id, "reason": reason},
         )
         # A browser signed in by pasting this token is signed out with it.
         end_web_sessions(
             uow, WebSession.signed_in_with_token_id == row.id, row.revoked_at,
             "the token used to sign in was revoked",
         )
+    return _token_view(row)
+
+
+def get_token(uow: UnitOfWork, token_id: str) -> TokenView:
+    row = uow.session.get(ApiToken, token_id)
+    if row is None:
+        raise NotFound("token", token_id)
     return _token_view(row)
 
 
@@ -512,7 +527,12 @@ def start_session(
 def end_session(
     uow: UnitOfWork, actor: Actor, *, session_id: str, reason: str = ""
 ) -> SessionView:
-    row = _owned_session(uow, actor, session_id, allow_ended=True, lock=True)
+    """A session ends itself; an operator in the dashboard ends any session, saying why
+    (the credential table lets no other credential call this for another's session)."""
+    if actor.is_operator and actor.credential == CredentialKind.WEB:
+        row = _session_row(uow, session_id, lock=True)
+    else:
+        row = _owned_session(uow, actor, session_id, allow_ended=True, lock=True)
     if row.ended_at is None:
         _end_agent_session(
             uow, row, uow.now(), reason=_clean("reason", reason, max_length=500, required=False),
@@ -542,10 +562,7 @@ def _end_agent_session(
 
 
 def get_session(uow: UnitOfWork, session_id: str) -> SessionView:
-    row = uow.session.get(AgentSession, session_id)
-    if row is None:
-        raise NotFound("session", session_id)
-    return _session_view(row)
+    return _session_view(_session_row(uow, session_id))
 
 
 def viewer(uow: UnitOfWork, actor: Actor) -> ViewerView:
@@ -588,12 +605,17 @@ def count_active_sessions(uow: UnitOfWork) -> int:
     return int(value or 0)
 
 
-def _owned_session(
-    uow: UnitOfWork, actor: Actor, session_id: str, *, allow_ended: bool, lock: bool = False
-) -> AgentSession:
+def _session_row(uow: UnitOfWork, session_id: str, *, lock: bool = False) -> AgentSession:
     row = uow.session.get(AgentSession, session_id, with_for_update=True if lock else None)
     if row is None:
         raise NotFound("session", session_id)
+    return row
+
+
+def _owned_session(
+    uow: UnitOfWork, actor: Actor, session_id: str, *, allow_ended: bool, lock: bool = False
+) -> AgentSession:
+    row = _session_row(uow, session_id, lock=lock)
     # A session token acts only for its own session; a personal token for its principal's.
     if row.principal_id != actor.principal_id or (
         actor.session_id is not None and actor.session_id != row.id

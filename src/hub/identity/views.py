@@ -117,3 +117,29 @@ class ViewerView:
     principal: PrincipalView
     credential: str
     session: SessionView | None
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """An agent session as the dashboard's agents page lists it: who, where, what the
+    harness last saw, and whether it still acts. A session not ended can still be cut
+    off: the personal token that opened it revoked, or its principal disabled (judged
+    when read, as authentication judges it)."""
+
+    id: str
+    principal_id: str
+    principal_name: str
+    workstation: str
+    harness: str
+    harness_instance: str
+    started_at: datetime
+    ended_at: datetime | None
+    end_reason: str | None
+    last_adapter_event: str | None
+    last_adapter_event_at: datetime | None
+    opened_with_token_id: str | None
+    cut_off: str | None  # why a session not ended no longer acts, if it does not
+
+    @property
+    def live(self) -> bool:
+        return self.ended_at is None and self.cut_off is None

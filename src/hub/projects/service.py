@@ -31,7 +31,7 @@ from hub.identity.views import (
     require_full_credential,
 )
 from hub.ids import new_id
-from hub.inputs import clean_choice
+from hub.inputs import clean_choice, clean_text
 from hub.mapping import view_of
 from hub.projects import tables
 from hub.projects._remotes import looks_like_remote, normalise_remote
@@ -375,10 +375,14 @@ def set_project_policy(
     project_id: str,
     change: PolicyChange,
     expected_revision: int | None = None,
+    reason: str = "",
 ) -> PolicyView:
-    """Write a new policy revision. Open submissions keep the revision they were made under."""
+    """Write a new policy revision. Open submissions keep the revision they were made under.
+    `reason`: why, recorded in the event with the revision replaced (the dashboard's
+    operator action asks for one)."""
     if not actor.is_operator or actor.is_reporter:
         raise PermissionDenied("only an operator sets project policy")
+    reason = clean_text("reason", reason, 2000, required=False)
     project = _lock_project(uow, project_id)
     if expected_revision is not None and expected_revision != project.policy_revision:
         raise StalePolicyRevision(expected_revision, project.policy_revision)
@@ -415,8 +419,10 @@ def set_project_policy(
         by=actor,
         payload={
             "revision": revision,
+            "replaces": revision - 1,
             "reviewPolicy": merged.review_policy,
             "recoveryMode": merged.recovery_mode,
+            "reason": reason,
         },
     )
     return get_policy(uow, project.id)

@@ -35,6 +35,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hub.errors import NotFound, Unauthenticated
 from hub.runtime import Runtime
+from hub.web.actions import action_routes
+from hub.web.agents import agents_routes
 from hub.web.artifacts import preview_routes
 from hub.web.imports import import_routes
 from hub.web.jobs import jobs_routes
@@ -86,6 +88,8 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         *knowledge_routes(runtime),
         *import_routes(runtime),
         *preview_routes(runtime),
+        *agents_routes(runtime),
+        *action_routes(runtime),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     dashboard = Starlette(

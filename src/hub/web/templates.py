@@ -74,11 +74,15 @@ def _page_of(reference: str) -> str | None:
 
 
 def _page_context(request: Request) -> dict[str, Any]:
-    """What every page's layout needs: who is signed in, and the CSRF token for forms."""
+    """What every page's layout needs: who is signed in, the CSRF token for forms, and
+    the notice an operator action left for the page it redirected to (shown once)."""
     csrf_token = request.scope.get("csrftoken")
+    session = request.scope.get("session")
+    notice = session.pop("notice", None) if isinstance(session, dict) else None
     return {
         "viewer": getattr(request.state, "viewer", None),
         "csrf_token": csrf_token() if csrf_token is not None else None,
+        "notice": notice if isinstance(notice, str) else None,
     }
 
 
@@ -116,5 +120,5 @@ def render(
 def render_fragment(name: str, context: Mapping[str, Any]) -> str:
     """A template outside a request (the live event stream, the CSRF refusal page)."""
     return environment.get_template(name).render(
-        {"viewer": None, "csrf_token": None, **context}
+        {"viewer": None, "csrf_token": None, "notice": None, **context}
     )

@@ -8,6 +8,7 @@ stay as history for whoever claims it next.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -37,7 +38,7 @@ from hub.work._authority import (
     view_of,
 )
 from hub.work._rows import has_delivery, require_attempt, require_task
-from hub.work.tables import Attempt, AttemptNote, Checkpoint
+from hub.work.tables import Attempt, AttemptNote, Checkpoint, Task
 from hub.work.views import AttemptResult, AttemptView, checkpoint_view
 from hub.work.vocabulary import AdapterEvent, AttemptNoteKind, AttemptState, TaskState, WorkEvent
 
@@ -260,6 +261,28 @@ def record_adapter_event(
             )
         )
     return AdapterEventResult(session=session, attempts=tuple(session_attempts(uow, session.id)))
+
+
+def live_attempts_of_sessions(
+    uow: UnitOfWork, session_ids: Sequence[str]
+) -> dict[str, list[AttemptView]]:
+    """The current attempts of many sessions, with their lease state now, by session
+    (the dashboard's agents page): two statements whatever the number of sessions."""
+    if not session_ids:
+        return {}
+    rows = uow.session.execute(
+        select(Attempt, Task)
+        .join(Task, Task.id == Attempt.task_id)
+        .where(
+            Attempt.session_id.in_(sorted(set(session_ids))),
+            Attempt.state == AttemptState.ACTIVE,
+        )
+        .order_by(Attempt.session_id, Attempt.id)
+    ).all()
+    found: dict[str, list[AttemptView]] = {}
+    for attempt, task in rows:
+        found.setdefault(attempt.session_id, []).append(view_of(uow, attempt, task))
+    return found
 
 
 def session_attempts(uow: UnitOfWork, session_id: str) -> list[AttemptView]:

@@ -71,6 +71,10 @@ def release_task(uow: UnitOfWork, actor: Actor, *, task_id: str, reason: str) ->
         raise InvalidTransition(
             f"attempt {current.id} still holds a valid lease until {current.expires_at.isoformat()}"
         )
+    if task.recovery_released_generation == task.generation:
+        # Already released at this generation (a form posted twice, a retry): the
+        # release stands, and it is recorded once.
+        return task
     task.recovery_released_generation = task.generation
     record_event(
         uow,

@@ -461,7 +461,10 @@ def close(
     if reason == CloseReason.COMPLETED:
         # Done outside hub: what waited for it may go on, as after DONE.
         dependencies.on_task_completed(uow, task)
-    record_event(uow, WorkEvent.TASK_CLOSED, task, by=actor, payload={"reason": reason})
+    record_event(
+        uow, WorkEvent.TASK_CLOSED, task, by=actor,
+        payload={"reason": reason, "note": task.close_note or ""},
+    )
 
 
 @raises(NotFound, PermissionDenied, InvalidTransition, ValidationFailed)

@@ -38,6 +38,7 @@ from hub.work._family import (
 from hub.work._independence import Reviewer, require_independent
 from hub.work._leases import (
     AdapterEventResult,
+    live_attempts_of_sessions,
     record_adapter_event,
     record_checkpoint,
     relinquish_attempt,
@@ -242,6 +243,7 @@ __all__ = [
     "link_tasks",
     "list_submissions",
     "list_tasks",
+    "live_attempts_of_sessions",
     "lock_submission",
     "lock_tasks",
     "open_workflow_task",
