@@ -237,6 +237,17 @@ def test_every_id_on_the_task_page_is_a_link(signed_in: Dashboard, story: Story)
     assert ids.unlinked == set()
 
 
+def test_an_operator_finds_the_task_s_actions_on_its_page(
+    signed_in: Dashboard, story: Story
+) -> None:
+    page = signed_in.get(f"/tasks/{story.related}").text
+    actions = page[page.index('class="operator-actions"'):]
+    actions = actions[: actions.index("</ul>")]
+    # What applies to the task's state is offered, each through its confirmation page.
+    assert f'href="/tasks/{story.related}/close?next=' in actions
+    assert f"/tasks/{story.related}/reopen" not in actions
+
+
 def test_an_unknown_task_is_a_404_page_with_a_way_back(signed_in: Dashboard) -> None:
     for missing in ("tsk_00000000000000000000000000", "nonsense", "%3Cscript%3E"):
         response = signed_in.get(f"/tasks/{missing}")
