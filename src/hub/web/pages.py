@@ -1,7 +1,9 @@
-"""The projects overview (`/`) and the project page (`/projects/{id}`).
+"""The home page (`/`: what needs a person, then the projects) and the project page
+(`/projects/{id}`).
 
 Each page is read in one transaction from service functions only; the dataclasses
 below are what a template may show, so a template never reaches into the database.
+Each project's tasks are counted by one grouped query for the whole page of projects.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from hub.events import service as events
 from hub.projects import service as projects
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
+from hub.work import service as work
+from hub.work.vocabulary import EffectiveTaskState
+from hub.web.home import Attention, read_attention
 from hub.web.live import EventLine, event_lines
 from hub.web.signin import require_viewer
 from hub.web.templates import render
@@ -25,14 +30,50 @@ RECENT_EVENTS = 25
 
 
 @dataclass(frozen=True)
+class TaskCounts:
+    """A project's tasks in the groups a supervisor reads them by."""
+
+    by_state: dict[EffectiveTaskState, int]
+
+    def _sum(self, *states: EffectiveTaskState) -> int:
+        return sum(self.by_state.get(state, 0) for state in states)
+
+    @property
+    def ready(self) -> int:
+        return self._sum(EffectiveTaskState.OPEN, EffectiveTaskState.REVISION_NEEDED)
+
+    @property
+    def in_progress(self) -> int:
+        return self._sum(EffectiveTaskState.IN_PROGRESS)
+
+    @property
+    def awaiting_review(self) -> int:
+        return self._sum(EffectiveTaskState.AWAITING_REVIEW)
+
+    @property
+    def awaiting_integration(self) -> int:
+        return self._sum(EffectiveTaskState.AWAITING_INTEGRATION)
+
+    @property
+    def blocked(self) -> int:
+        return self._sum(EffectiveTaskState.BLOCKED)
+
+    @property
+    def done(self) -> int:
+        return self._sum(EffectiveTaskState.DONE)
+
+
+@dataclass(frozen=True)
 class ProjectRow:
     project: projects.ProjectView
     repository_count: int
     event_count: int
+    tasks: TaskCounts
 
 
 @dataclass(frozen=True)
 class Overview:
+    attention: Attention
     rows: list[ProjectRow]
     total: int
     next_after: str | None  # the cursor of the following page, if there is one
@@ -54,12 +95,18 @@ def read_overview(uow: UnitOfWork, *, after: str | None) -> Overview:
     ids = [project.id for project in shown]
     repositories = projects.count_repositories(uow, ids)
     event_counts = events.count_events(uow, ids)
+    task_counts = work.task_counts(uow, ids)
     rows = [
-        ProjectRow(project, repositories.get(project.id, 0), event_counts.get(project.id, 0))
+        ProjectRow(
+            project,
+            repositories.get(project.id, 0),
+            event_counts.get(project.id, 0),
+            TaskCounts(task_counts.get(project.id, {})),
+        )
         for project in shown
     ]
     next_after = shown[-1].id if len(found) > PROJECTS_PER_PAGE else None
-    return Overview(rows, projects.count_projects(uow), next_after)
+    return Overview(read_attention(uow), rows, projects.count_projects(uow), next_after)
 
 
 def read_project_page(uow: UnitOfWork, project_id: str) -> ProjectPage:
