@@ -18,12 +18,12 @@ from hub.events import service as events
 from hub.projects import service as projects
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work import service as work
-from hub.work.vocabulary import EffectiveTaskState
 from hub.web.home import Attention, read_attention
 from hub.web.live import EventLine, event_lines
 from hub.web.signin import require_viewer
 from hub.web.templates import render
+from hub.work import service as work
+from hub.work.vocabulary import EffectiveTaskState
 
 PROJECTS_PER_PAGE = 50
 RECENT_EVENTS = 25
