@@ -29,38 +29,19 @@ PROJECTS_PER_PAGE = 50
 RECENT_EVENTS = 25
 
 
-@dataclass(frozen=True)
-class TaskCounts:
-    """A project's tasks in the groups a supervisor reads them by."""
+# The groups a supervisor reads a project's tasks by, in the order the table shows them.
+TASK_GROUPS: tuple[tuple[str, tuple[EffectiveTaskState, ...]], ...] = (
+    ("Ready", (EffectiveTaskState.OPEN, EffectiveTaskState.REVISION_NEEDED)),
+    ("In progress", (EffectiveTaskState.IN_PROGRESS,)),
+    ("Awaiting review", (EffectiveTaskState.AWAITING_REVIEW,)),
+    ("Awaiting integration", (EffectiveTaskState.AWAITING_INTEGRATION,)),
+    ("Blocked", (EffectiveTaskState.BLOCKED,)),
+    ("Done", (EffectiveTaskState.DONE,)),
+)
 
-    by_state: dict[EffectiveTaskState, int]
 
-    def _sum(self, *states: EffectiveTaskState) -> int:
-        return sum(self.by_state.get(state, 0) for state in states)
-
-    @property
-    def ready(self) -> int:
-        return self._sum(EffectiveTaskState.OPEN, EffectiveTaskState.REVISION_NEEDED)
-
-    @property
-    def in_progress(self) -> int:
-        return self._sum(EffectiveTaskState.IN_PROGRESS)
-
-    @property
-    def awaiting_review(self) -> int:
-        return self._sum(EffectiveTaskState.AWAITING_REVIEW)
-
-    @property
-    def awaiting_integration(self) -> int:
-        return self._sum(EffectiveTaskState.AWAITING_INTEGRATION)
-
-    @property
-    def blocked(self) -> int:
-        return self._sum(EffectiveTaskState.BLOCKED)
-
-    @property
-    def done(self) -> int:
-        return self._sum(EffectiveTaskState.DONE)
+def _grouped(by_state: dict[EffectiveTaskState, int]) -> list[int]:
+    return [sum(by_state.get(state, 0) for state in states) for _, states in TASK_GROUPS]
 
 
 @dataclass(frozen=True)
@@ -68,7 +49,7 @@ class ProjectRow:
     project: projects.ProjectView
     repository_count: int
     event_count: int
-    tasks: TaskCounts
+    tasks: list[int]  # by TASK_GROUPS
 
 
 @dataclass(frozen=True)
@@ -101,7 +82,7 @@ def read_overview(uow: UnitOfWork, *, after: str | None) -> Overview:
             project,
             repositories.get(project.id, 0),
             event_counts.get(project.id, 0),
-            TaskCounts(task_counts.get(project.id, {})),
+            _grouped(task_counts.get(project.id, {})),
         )
         for project in shown
     ]
@@ -126,7 +107,8 @@ def page_routes(runtime: Runtime) -> list[BaseRoute]:
         await require_viewer(runtime, request)
         after = request.query_params.get("after") or None
         page = await runtime.aread(lambda uow: read_overview(uow, after=after))
-        return render(request, "overview.html", {"overview": page, "after": after})
+        context = {"overview": page, "after": after, "task_groups": TASK_GROUPS}
+        return render(request, "overview.html", context)
 
     async def project_page(request: Request) -> Response:
         await require_viewer(runtime, request)
