@@ -69,3 +69,13 @@ def _converter(tp: Any) -> _Convert:
     if dict in kinds:
         return _optional_dict if type(None) in typing.get_args(tp) else _dict
     return _as_is
+
+
+@dataclasses.dataclass(frozen=True)
+class Shortlist(typing.Generic[V]):
+    """The first few of a set of records and how many there are in all: what a page
+    that only points at them shows (the dashboard's home page), read without loading
+    the rest."""
+
+    items: list[V]
+    total: int

@@ -38,12 +38,13 @@ def test_operator_signs_in_and_sees_a_new_repository_appear_live(
     page.get_by_label("Password", exact=True).fill("operator-password")
     page.get_by_role("button", name="Sign in", exact=True).click()
 
-    expect(page.get_by_role("heading", name="Projects", level=1)).to_be_visible()
+    expect(page.get_by_role("heading", name="What needs you", level=1)).to_be_visible()
     row = page.get_by_role("row", name=re.compile("Storefront"))
-    expect(row.get_by_role("cell")).to_have_text(["1", "2", "2"])  # repos, aliases, events
+    # No task yet in any state; one repository, two events.
+    expect(row.get_by_role("cell")).to_have_text(["0", "0", "0", "0", "0", "0", "1", "2"])
     page.screenshot(path=screenshots / "overview.png", full_page=True)
 
-    row.get_by_role("link", name="Storefront").click()
+    row.get_by_role("link", name="Storefront", exact=True).click()
     expect(page.get_by_role("heading", name="Storefront", level=1)).to_be_visible()
     expect(page.get_by_role("rowheader", name="github.com/acme/storefront git@")).to_be_visible()
     status = page.get_by_role("status")

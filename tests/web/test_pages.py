@@ -44,9 +44,11 @@ def test_overview_lists_every_project_with_its_counts(
     page = signed_in.get("/")
     assert page.status_code == 200
     rows = _rows(page.text)
-    # Repositories, aliases (project and repository ones), events so far.
-    assert rows["Web shop"][1:] == ["2", "2", "3"]
-    assert rows["Empty project"][1:] == ["0", "0", "1"]
+    # Tasks ready, in progress, awaiting review, awaiting integration, blocked, done;
+    # repositories, events so far (tests/web/test_home_page.py counts tasks).
+    assert rows["Web shop"][1:] == ["0", "0", "0", "0", "0", "0", "2", "3"]
+    assert rows["Empty project"][1:] == ["0", "0", "0", "0", "0", "0", "0", "1"]
+    assert "aliases: shop" in rows["Web shop"][0]
     assert f'href="/projects/{web.id}"' in page.text
     assert "2 projects." in page.text
 

@@ -3,7 +3,7 @@ integrations, their reports and validations."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from hub.errors import (
     NotFound,
@@ -31,10 +31,11 @@ from hub.integration.views import ValidationResult as ValidationResult
 from hub.integration.views import ValidationView as ValidationView
 from hub.integration.vocabulary import (
     IntegrationEvent,
+    IntegrationState,
     RecordedOutcome,
     Verification,
 )
-from hub.mapping import view_of
+from hub.mapping import Shortlist, view_of
 from hub.storage.unit_of_work import UnitOfWork
 
 
@@ -121,6 +122,18 @@ def integrations_of(uow: UnitOfWork, task_id: str) -> list[IntegrationView]:
         .order_by(Integration.id)
     ).all()
     return [integration_view(uow, row) for row in rows]
+
+
+def uncertain_integrations(uow: UnitOfWork, *, limit: int) -> Shortlist[IntegrationView]:
+    """Integrations whose publish is UNCERTAIN (nobody knows whether the target moved),
+    in every project, the longest-standing first (`ix_integrations_uncertain`): someone
+    reconciles each against the remote (docs/workflow.md, "Integration")."""
+    uncertain = select(Integration).where(Integration.state == IntegrationState.UNCERTAIN)
+    rows = uow.session.scalars(
+        uncertain.order_by(Integration.updated_at, Integration.id).limit(max(limit, 0))
+    ).all()
+    total = uow.session.scalar(select(func.count()).select_from(uncertain.subquery())) or 0
+    return Shortlist([integration_view(uow, row) for row in rows], total)
 
 
 def reports_of(uow: UnitOfWork, integration_id: str) -> list[ReportView]:

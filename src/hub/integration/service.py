@@ -61,6 +61,9 @@ from hub.integration._records import (
     reports_of as reports_of,
 )
 from hub.integration._records import (
+    uncertain_integrations as uncertain_integrations,
+)
+from hub.integration._records import (
     validations_of as validations_of,
 )
 from hub.integration._validations import (

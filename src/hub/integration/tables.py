@@ -12,6 +12,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -22,6 +23,8 @@ from hub.integration.vocabulary import (
     Verification,
 )
 from hub.storage.base import Base, JSONDocument, UTCDateTime, Vocabulary, one_of
+
+_UNCERTAIN = f"state = '{IntegrationState.UNCERTAIN}'"
 
 
 class Integration(Base):
@@ -37,6 +40,13 @@ class Integration(Base):
         ),
         CheckConstraint(one_of("state", IntegrationState), name="state"),
         Index("ix_integrations_submission_id", "submission_id"),
+        # The UNCERTAIN ones, across projects, longest-standing first.
+        Index(
+            "ix_integrations_uncertain",
+            "updated_at",
+            sqlite_where=text(_UNCERTAIN),
+            postgresql_where=text(_UNCERTAIN),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, func, select
 
 from hub.errors import IdempotencyConflict, NotFound, ValidationFailed
 from hub.events.service import record_event
@@ -31,7 +31,14 @@ from hub.inputs import (
 from hub.jobs.errors import JobAlreadyTerminal, NotYourJob
 from hub.jobs.tables import Job
 from hub.jobs.views import JobResult, JobView, job_view
-from hub.jobs.vocabulary import TERMINAL_STATUSES, JobEvent, ObservedStatus, ProducerStatus
+from hub.jobs.vocabulary import (
+    OPEN_STATUSES,
+    TERMINAL_STATUSES,
+    JobEvent,
+    ObservedStatus,
+    ProducerStatus,
+)
+from hub.mapping import Shortlist
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
@@ -322,6 +329,37 @@ def list_jobs(
     rows = uow.session.scalars(statement.order_by(Job.id).limit(limit)).all()
     now = uow.now()
     return [_view(uow, row, now) for row in rows]
+
+
+def jobs_past_deadline(uow: UnitOfWork, *, limit: int) -> Shortlist[JobView]:
+    """Jobs still open after the deadline they declared, in every project, the most
+    overdue first (`ix_jobs_open_deadline`). Past its deadline a job is only flagged:
+    nothing fails, restarts or releases it (docs/design.md, "Jobs and evidence")."""
+    now = uow.now()
+    overdue = (
+        select(Job)
+        .where(Job.expected_deadline.is_not(None), Job.expected_deadline <= now)
+        # As the partial index says it, so the index serves the query.
+        .where(Job.status.in_(OPEN_STATUSES))
+    )
+    rows = uow.session.scalars(
+        overdue.order_by(Job.expected_deadline, Job.id).limit(max(limit, 0))
+    ).all()
+    total = uow.session.scalar(select(func.count()).select_from(overdue.subquery())) or 0
+    return Shortlist([_view(uow, row, now) for row in rows], total)
+
+
+def attempts_with_open_jobs(uow: UnitOfWork) -> list[str]:
+    """Every attempt, in any project, that launched a job still open
+    (`ix_jobs_open_attempt_id`): the only attempts whose reservations can be held."""
+    return list(
+        uow.session.scalars(
+            select(Job.attempt_id)
+            .where(Job.status.in_(OPEN_STATUSES))
+            .distinct()
+            .order_by(Job.attempt_id)
+        ).all()
+    )
 
 
 def jobs_for_task(uow: UnitOfWork, task_id: str) -> list[JobView]:

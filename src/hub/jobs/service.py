@@ -14,9 +14,11 @@ from hub.jobs._evidence import (
 )
 from hub.jobs._runs import (
     JobRegistration,
+    attempts_with_open_jobs,
     finish_job,
     get_job,
     jobs_for_task,
+    jobs_past_deadline,
     list_jobs,
     observe_job,
     open_jobs_by_attempt,
@@ -58,6 +60,7 @@ __all__ = [
     "OpenedWindow",
     "WindowView",
     "applicability",
+    "attempts_with_open_jobs",
     "close_watch_window",
     "evidence_applicability",
     "evidence_for_jobs",
@@ -68,6 +71,7 @@ __all__ = [
     "get_job",
     "get_watch_window",
     "jobs_for_task",
+    "jobs_past_deadline",
     "list_jobs",
     "observation",
     "observe_job",

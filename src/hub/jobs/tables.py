@@ -21,11 +21,15 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.jobs.vocabulary import ArtifactAccess, ProducerStatus
+from hub.jobs.vocabulary import OPEN_STATUSES, ArtifactAccess, ProducerStatus
 from hub.storage.base import Base, JSONDocument, UTCDateTime, Vocabulary, one_of
+
+_OPEN = one_of("status", OPEN_STATUSES)
+_OPEN_WITH_DEADLINE = f"expected_deadline IS NOT NULL AND {_OPEN}"
 
 
 class Job(Base):
@@ -43,6 +47,20 @@ class Job(Base):
         ),
         Index("ix_jobs_task_id", "task_id"),
         Index("ix_jobs_attempt_id_status", "attempt_id", "status"),
+        # Open jobs with a declared deadline, by deadline: those past it, across projects.
+        Index(
+            "ix_jobs_open_deadline",
+            "expected_deadline",
+            sqlite_where=text(_OPEN_WITH_DEADLINE),
+            postgresql_where=text(_OPEN_WITH_DEADLINE),
+        ),
+        # The attempts with a job still open, across projects: where holds are found.
+        Index(
+            "ix_jobs_open_attempt_id",
+            "attempt_id",
+            sqlite_where=text(_OPEN),
+            postgresql_where=text(_OPEN),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)

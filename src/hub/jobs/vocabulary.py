@@ -57,3 +57,4 @@ class JobEvent(StrEnum):
 
 # A terminal producer status ends the job's ability to interfere with anything.
 TERMINAL_STATUSES = (ProducerStatus.EXITED, ProducerStatus.FINISHED)
+OPEN_STATUSES = tuple(status for status in ProducerStatus if status not in TERMINAL_STATUSES)

@@ -10,6 +10,7 @@ from hub.errors import (
     NotFound,
 )
 from hub.jobs import service as jobs
+from hub.mapping import Shortlist
 from hub.projects import service as projects
 from hub.resources.tables import (
     CapacityObservation,
@@ -94,6 +95,24 @@ def task_reservations(uow: UnitOfWork, task_id: str) -> list[ReservationView]:
 def task_holds(uow: UnitOfWork, task_id: str) -> list[ReservationView]:
     """The task's reservations in a recovery hold now (for the recovery packet)."""
     return [view for view in task_reservations(uow, task_id) if view.state == ReservationState.HELD]
+
+
+def holds(uow: UnitOfWork, *, limit: int) -> Shortlist[ReservationView]:
+    """Reservations held now, in every project, the oldest first: their attempt is over
+    but a job it launched is still open, so they stay until the job ends or an operator
+    clears them (`clearHold`; docs/design.md, "Resources and
+    recovery holds"). Only attempts with an open
+    job can keep one, so only their reservations are read and judged."""
+    attempt_ids = jobs.attempts_with_open_jobs(uow)
+    if not attempt_ids:
+        return Shortlist([], 0)
+    rows = uow.session.scalars(
+        select(Reservation)
+        .where(Reservation.attempt_id.in_(attempt_ids), Reservation.released_at.is_(None))
+        .order_by(Reservation.acquired_at, Reservation.id)
+    ).all()
+    held = [view for view in reservation_views(uow, rows) if view.state == ReservationState.HELD]
+    return Shortlist(held[: max(limit, 0)], len(held))
 
 
 def attempts_live(uow: UnitOfWork, attempt_ids: Sequence[str]) -> dict[str, bool]:

@@ -60,6 +60,9 @@ from hub.resources._reservations import (
     get_resource as get_resource,
 )
 from hub.resources._reservations import (
+    holds as holds,
+)
+from hub.resources._reservations import (
     project_resources as project_resources,
 )
 from hub.resources._reservations import (
@@ -572,6 +575,7 @@ __all__ = [
     "finish_job",
     "get_reservation",
     "get_resource",
+    "holds",
     "observe_job",
     "project_resources",
     "record_capacity_observation",

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from hub.mapping import view_of
+from hub.mapping import Shortlist, view_of
 from hub.projects import service as projects
 from hub.projects.vocabulary import ReviewPolicy
 from hub.review import vocabulary
@@ -149,6 +149,23 @@ def review_queue(uow: UnitOfWork) -> list[QueueItem]:
             )
         )
     return sorted(items, key=lambda item: item.waiting_since)
+
+
+def waiting_for_human(uow: UnitOfWork, *, limit: int) -> Shortlist[QueueItem]:
+    """The review queue's submissions a person can act on now, the longest-waiting
+    first: those whose policy still needs a human approval, and those an agent asked a
+    human to review (`requestHumanReview`) that no human has decided yet. A rejected
+    submission waits for its revision, not for anyone's review."""
+    waiting = [
+        item
+        for item in review_queue(uow)
+        if not item.status.rejected
+        and (
+            item.status.human_approvals < item.status.required_human_approvals
+            or (item.status.human_review_requested and not item.status.human_approvals)
+        )
+    ]
+    return Shortlist(waiting[: max(limit, 0)], len(waiting))
 
 
 def review_view_of(uow: UnitOfWork, row: Review) -> ReviewView:

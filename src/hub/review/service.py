@@ -58,6 +58,9 @@ from hub.review._standing import (
 from hub.review._standing import (
     unresolved_required_findings as unresolved_required_findings,
 )
+from hub.review._standing import (
+    waiting_for_human as waiting_for_human,
+)
 from hub.review.errors import ObsoleteSubmission
 from hub.review.tables import Finding, HumanReviewRequest, Review
 from hub.review.views import FindingView as FindingView

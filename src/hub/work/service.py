@@ -16,6 +16,7 @@ from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _dependencies as dependencies
 from hub.work import _recovery as recovery
 from hub.work import tables
+from hub.work._attention import recovery_candidates, task_counts
 from hub.work._authority import (
     HOLDING,
     get_attempt,
@@ -254,6 +255,7 @@ __all__ = [
     "record_adapter_event",
     "record_checkpoint",
     "record_recovery_disposition",
+    "recovery_candidates",
     "recovery_packet",
     "register_worktree",
     "release_task",
@@ -273,6 +275,7 @@ __all__ = [
     "similar_tasks",
     "subject_of",
     "submit_attempt",
+    "task_counts",
     "task_links",
     "task_neighbourhood",
     "task_worktrees",

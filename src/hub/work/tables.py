@@ -43,6 +43,7 @@ from hub.work.vocabulary import (
 
 _READY = f"{one_of('state', CLAIMABLE_STATES)} AND blocked_count = 0"
 _ACTIVE = f"state = '{AttemptState.ACTIVE}'"
+_IN_PROGRESS = f"state = '{TaskState.IN_PROGRESS}'"
 
 
 class Task(Base):
@@ -69,6 +70,13 @@ class Task(Base):
             postgresql_where=text(_READY),
         ),
         Index("ix_tasks_project_id_state", "project_id", "state"),
+        # The tasks in progress, across projects: where lease-expired ones are found.
+        Index(
+            "ix_tasks_in_progress",
+            "current_attempt_id",
+            sqlite_where=text(_IN_PROGRESS),
+            postgresql_where=text(_IN_PROGRESS),
+        ),
         Index("ix_tasks_parent_id", "parent_id"),
         Index("ix_tasks_subject_submission_id", "subject_submission_id"),
     )
