@@ -68,6 +68,10 @@ PAGES: list[tuple[str, Callable[[Sample], str]]] = [
     ("imports", lambda s: f"/projects/{s.project}/imports"),
     ("import-report", lambda s: f"/imports/{s.report}"),
     ("artifact", lambda s: f"/artifacts/{s.artifact}/preview"),
+    ("task", lambda s: f"/tasks/{s.task}"),
+    ("agents", lambda s: "/agents"),
+    ("agents-ended", lambda s: "/agents?tab=ended"),
+    ("policy-confirm", lambda s: f"/projects/{s.project}/policy"),
     ("not-found", lambda s: "/no/such/page"),
 ]
 # Pages that answer with an error status on purpose.
