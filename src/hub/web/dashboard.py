@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from hub.errors import NotFound, Unauthenticated
 from hub.runtime import Runtime
 from hub.web.artifacts import preview_routes
+from hub.web.board import board_routes
 from hub.web.imports import import_routes
 from hub.web.jobs import jobs_routes
 from hub.web.knowledge import knowledge_routes
@@ -78,6 +79,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
     routes: list[BaseRoute] = [
         *signin_routes(runtime),
         *page_routes(runtime),
+        *board_routes(runtime),
         *live_routes(runtime),
         *jobs_routes(runtime),
         *review_routes(runtime),

@@ -24,6 +24,10 @@ from hub.work._authority import (
     own_live_attempt,
     require_own_attempt,
 )
+from hub.work._board import DONE_RECENTLY as BOARD_DONE_RECENTLY
+from hub.work._board import PER_PAGE as BOARD_PER_PAGE
+from hub.work._board import TEXT_MATCHES as BOARD_TEXT_MATCHES
+from hub.work._board import BoardQuery, board_card, board_page, board_text_terms
 from hub.work._bulk import (
     Closure,
     PlannedEdit,
@@ -102,6 +106,9 @@ from hub.work._workflow import (
 from hub.work.views import (
     AttemptResult,
     AttemptView,
+    BoardCard,
+    BoardHolder,
+    BoardPage,
     ClaimResult,
     CreatedTask,
     LinkView,
@@ -179,12 +186,19 @@ def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
 
 
 __all__ = [
+    "BOARD_DONE_RECENTLY",
+    "BOARD_PER_PAGE",
+    "BOARD_TEXT_MATCHES",
     "HOLDING",
     "MAX_CLOSE_NOTE",
     "MAX_REOPEN_CONDITION",
     "AdapterEventResult",
     "AttemptResult",
     "AttemptView",
+    "BoardCard",
+    "BoardHolder",
+    "BoardPage",
+    "BoardQuery",
     "ClaimRequest",
     "ClaimResult",
     "Closure",
@@ -210,6 +224,9 @@ __all__ = [
     "add_recovery_note",
     "advance_to_integration",
     "awaiting_review",
+    "board_card",
+    "board_page",
+    "board_text_terms",
     "candidates",
     "claim_recovery",
     "claim_task",
