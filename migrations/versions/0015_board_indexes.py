@@ -25,8 +25,12 @@ def upgrade() -> None:
     op.create_index(
         'ix_tasks_board_recent', 'tasks', ['project_id', 'state', 'updated_at'], unique=False
     )
+    op.create_index(
+        'ix_tasks_board_blocked', 'tasks', ['project_id', 'state', 'blocked_count'], unique=False
+    )
 
 
 def downgrade() -> None:
+    op.drop_index('ix_tasks_board_blocked', table_name='tasks')
     op.drop_index('ix_tasks_board_recent', table_name='tasks')
     op.drop_index('ix_tasks_board', table_name='tasks')

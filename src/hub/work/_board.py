@@ -9,7 +9,8 @@ was done within `DONE_RECENTLY`. Everything is judged from coordinator time at t
 A board page's cost must not grow with the project (docs/benchmarks.md, "Dashboard"):
 every group's page is one statement that walks an index in the group's order
 (`ix_tasks_board` by priority, `ix_tasks_board_recent` by last change) and stops after
-the page, and the counts are one grouped statement over the project's index entries.
+the page; the counts are read from indexes alone (`_counts`), a grouped statement over
+the project's index entries and small ones for the splits of a state.
 Filters narrow every group alike; a text filter goes through the task index
 (`work._similar`, what `similarTasks` answers with) and keeps its `TEXT_MATCHES` best.
 """
@@ -21,14 +22,24 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, case, exists, func, literal, select
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Select,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    literal,
+    select,
+)
 
 from hub.errors import NotFound
 from hub.projects import service as projects
 from hub.storage.fulltext import MAX_TERMS, query_terms
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _similar as similar
-from hub.work._tasks import effective_state
 from hub.work.tables import Attempt, Checkpoint, Task, TaskLabel
 from hub.work.views import BoardCard, BoardHolder, BoardPage
 from hub.work.vocabulary import (
@@ -45,6 +56,14 @@ MAX_PER_PAGE = 100
 TEXT_MATCHES = 500
 # The groups whose cards come newest change first; every other group by priority, then age.
 _BY_RECENCY = (BoardGroup.DONE_RECENTLY, BoardGroup.CLOSED)
+# What the statements are run with: the project, coordinator time and the start of the
+# recent window, and the page. Statements without filters are built once (module level):
+# building one costs more than running it.
+_PROJECT: BindParameter[str] = bindparam("project_id")
+_NOW: Any = bindparam("now")  # a datetime, as `Attempt.lease_valid_at` takes it
+_RECENT_SINCE: BindParameter[datetime] = bindparam("recent_since")
+_OFFSET: BindParameter[int] = bindparam("offset")
+_LIMIT: BindParameter[int] = bindparam("limit")
 
 
 @dataclass(frozen=True)
@@ -73,25 +92,106 @@ def board_text_terms(text: str) -> list[str]:
     return query_terms(text)[:MAX_TERMS]
 
 
+def _in_group(group: BoardGroup) -> ColumnElement[bool]:
+    """Membership of a group, as the effective state has it (`_tasks.effective_state`)."""
+    match group:
+        case BoardGroup.READY:
+            return and_(Task.state == TaskState.OPEN, Task.blocked_count == 0)
+        case BoardGroup.REVISION_NEEDED:
+            return and_(Task.state == TaskState.REVISION_NEEDED, Task.blocked_count == 0)
+        case BoardGroup.BLOCKED:
+            return and_(Task.state.in_(CLAIMABLE_STATES), Task.blocked_count > 0)
+        case BoardGroup.IN_PROGRESS:
+            return and_(Task.state == TaskState.IN_PROGRESS, Attempt.lease_valid_at(_NOW))
+        case BoardGroup.RECOVERY_CANDIDATES:
+            return and_(Task.state == TaskState.IN_PROGRESS, ~Attempt.lease_valid_at(_NOW))
+        case BoardGroup.AWAITING_REVIEW:
+            return Task.state == TaskState.AWAITING_REVIEW
+        case BoardGroup.AWAITING_INTEGRATION:
+            return Task.state == TaskState.AWAITING_INTEGRATION
+        case BoardGroup.DONE_RECENTLY:
+            return and_(Task.state == TaskState.DONE, Task.updated_at >= _RECENT_SINCE)
+        case BoardGroup.CLOSED:
+            return Task.state == TaskState.CLOSED
+
+
+def _order(group: BoardGroup) -> tuple[Any, ...]:
+    if group in _BY_RECENCY:
+        return (Task.updated_at.desc(), Task.id.desc())
+    if group == BoardGroup.BLOCKED:
+        # By state first, so each state's part walks `ix_tasks_board` in order.
+        return (Task.state, Task.priority.desc(), Task.id)
+    return (Task.priority.desc(), Task.id)
+
+
+# Every task with a label naming its group ('' for done before the recent window).
+_GROUP_LABEL = case(
+    *((_in_group(group), literal(group.value)) for group in BoardGroup), else_=literal("")
+).label("grp")
+_CARD_COLUMNS = (
+    Task.id, Task.project_id, Task.kind, Task.title, Task.priority, Task.state,
+    Task.updated_at, Attempt.id.label("attempt_id"), Attempt.principal_id,
+    Attempt.session_id, Attempt.workstation, Attempt.expires_at, Attempt.last_progress_at,
+)  # fmt: skip
+
+
+def _cards_of(narrowing: Sequence[ColumnElement[bool]] = ()) -> Select[*tuple[Any, ...]]:
+    # Only an in-progress task has a current attempt (a CHECK constraint says so).
+    return (
+        select(*_CARD_COLUMNS)
+        .outerjoin(Attempt, Attempt.id == Task.current_attempt_id)
+        .where(Task.project_id == _PROJECT, *narrowing)
+    )
+
+
+def _group_page(
+    group: BoardGroup, narrowing: Sequence[ColumnElement[bool]] = ()
+) -> Select[*tuple[Any, ...]]:
+    return (
+        _cards_of(narrowing).where(_in_group(group)).order_by(*_order(group))
+        .offset(_OFFSET).limit(_LIMIT)
+    )
+
+
+_GROUP_PAGES = {group: _group_page(group) for group in BoardGroup}
+_STATE_COUNTS = (
+    select(Task.state, func.count()).where(Task.project_id == _PROJECT).group_by(Task.state)
+)
+_BLOCKED_COUNTS = (
+    select(Task.state, func.count())
+    .where(Task.project_id == _PROJECT, _in_group(BoardGroup.BLOCKED))
+    .group_by(Task.state)
+)
+_RECENT_COUNT = select(func.count()).where(
+    Task.project_id == _PROJECT, _in_group(BoardGroup.DONE_RECENTLY)
+)
+_EXPIRED_COUNT = (
+    select(func.count())
+    .select_from(Task)
+    .join(Attempt, Attempt.id == Task.current_attempt_id)
+    .where(Task.project_id == _PROJECT, _in_group(BoardGroup.RECOVERY_CANDIDATES))
+)
+
+
 def board_page(uow: UnitOfWork, query: BoardQuery) -> BoardPage:
     projects.ensure_project_exists(uow, query.project_id)
     now = uow.now()
+    values = {"project_id": query.project_id, "now": now, "recent_since": now - DONE_RECENTLY}
     narrowing, capped = _narrowing(uow, query)
-    counts, older_done = _counts(uow, query.project_id, narrowing, now)
+    counts, older_done = (
+        _counts_narrowed(uow, narrowing, values) if narrowing else _counts(uow, values)
+    )
     cards: dict[BoardGroup, tuple[BoardCard, ...]] = {}
     offset = (query.page - 1) * query.per_page
     for group in query.shown_groups:
-        if not counts[group] or offset >= counts[group]:
+        if offset >= counts[group]:
             cards[group] = ()
             continue
-        statement = (
-            _base(query.project_id, narrowing)
-            .where(_in_group(group, now))
-            .order_by(*_order(group))
-            .offset(offset)
-            .limit(query.per_page)
-        )
-        cards[group] = tuple(_cards(uow, uow.session.execute(statement).all(), now))
+        statement = _group_page(group, narrowing) if narrowing else _GROUP_PAGES[group]
+        rows = uow.session.execute(
+            statement, {**values, "offset": offset, "limit": query.per_page}
+        ).all()
+        cards[group] = tuple(_cards(uow, rows, [group] * len(rows), now))
     return BoardPage(now, counts, older_done, cards, capped)
 
 
@@ -100,9 +200,11 @@ def board_card(uow: UnitOfWork, query: BoardQuery, task_id: str) -> BoardCard | 
     filters leave it out (its group not shown, or another kind, holder, label or text).
     A task of another project is not found."""
     projects.ensure_project_exists(uow, query.project_id)
+    now = uow.now()
+    values = {"project_id": query.project_id, "now": now, "recent_since": now - DONE_RECENTLY}
     narrowing, _ = _narrowing(uow, query)
     found = uow.session.execute(
-        _base(query.project_id, narrowing).where(Task.id == task_id)
+        _cards_of(narrowing).add_columns(_GROUP_LABEL).where(Task.id == task_id), values
     ).first()
     if found is None:
         if uow.session.scalar(
@@ -110,8 +212,9 @@ def board_card(uow: UnitOfWork, query: BoardQuery, task_id: str) -> BoardCard | 
         ) is None:
             raise NotFound("task", task_id)
         return None
-    card = _cards(uow, [found], uow.now())[0]
-    return card if card.group in query.shown_groups else None
+    group = BoardGroup(found.grp) if found.grp else None
+    card = _cards(uow, [found], [group], now)[0]
+    return card if group in query.shown_groups else None
 
 
 def _narrowing(uow: UnitOfWork, query: BoardQuery) -> tuple[list[ColumnElement[bool]], bool]:
@@ -135,136 +238,118 @@ def _narrowing(uow: UnitOfWork, query: BoardQuery) -> tuple[list[ColumnElement[b
     return conditions, capped
 
 
-def _base(
-    project_id: str, narrowing: Sequence[ColumnElement[bool]]
-) -> Select[Task, Attempt]:
-    # Only an in-progress task has a current attempt (a CHECK constraint says so).
-    return (
-        select(Task, Attempt)
-        .outerjoin(Attempt, Attempt.id == Task.current_attempt_id)
-        .where(Task.project_id == project_id, *narrowing)
-    )
+def _counts(uow: UnitOfWork, values: dict[str, Any]) -> tuple[dict[BoardGroup, int], int]:
+    """Every group's count (the page's groups and the others), and the older done.
+
+    Each part is read from an index alone: the states' counts walk
+    `ix_tasks_project_id_state` without reading a row, and the splits of a state
+    (blocked, recently done, expired) read only the entries they count."""
+    execute = uow.session.execute
+    states = {state: int(n) for state, n in execute(_STATE_COUNTS, values).tuples()}
+    blocked = {state: int(n) for state, n in execute(_BLOCKED_COUNTS, values).tuples()}
+    recent = int(uow.session.scalar(_RECENT_COUNT, values) or 0)
+    expired = int(uow.session.scalar(_EXPIRED_COUNT, values) or 0)
+
+    def unblocked(state: TaskState) -> int:
+        return states.get(state, 0) - blocked.get(state, 0)
+
+    counts = {
+        BoardGroup.READY: unblocked(TaskState.OPEN),
+        BoardGroup.IN_PROGRESS: states.get(TaskState.IN_PROGRESS, 0) - expired,
+        BoardGroup.AWAITING_REVIEW: states.get(TaskState.AWAITING_REVIEW, 0),
+        BoardGroup.AWAITING_INTEGRATION: states.get(TaskState.AWAITING_INTEGRATION, 0),
+        BoardGroup.REVISION_NEEDED: unblocked(TaskState.REVISION_NEEDED),
+        BoardGroup.BLOCKED: sum(blocked.values()),
+        BoardGroup.RECOVERY_CANDIDATES: expired,
+        BoardGroup.DONE_RECENTLY: recent,
+        BoardGroup.CLOSED: states.get(TaskState.CLOSED, 0),
+    }
+    return counts, states.get(TaskState.DONE, 0) - recent
 
 
-def _in_group(group: BoardGroup, now: datetime) -> ColumnElement[bool]:
-    match group:
-        case BoardGroup.READY:
-            return and_(Task.state == TaskState.OPEN, Task.blocked_count == 0)
-        case BoardGroup.REVISION_NEEDED:
-            return and_(Task.state == TaskState.REVISION_NEEDED, Task.blocked_count == 0)
-        case BoardGroup.BLOCKED:
-            return and_(Task.state.in_(CLAIMABLE_STATES), Task.blocked_count > 0)
-        case BoardGroup.IN_PROGRESS:
-            return and_(Task.state == TaskState.IN_PROGRESS, Attempt.lease_valid_at(now))
-        case BoardGroup.RECOVERY_CANDIDATES:
-            return and_(Task.state == TaskState.IN_PROGRESS, ~Attempt.lease_valid_at(now))
-        case BoardGroup.AWAITING_REVIEW:
-            return Task.state == TaskState.AWAITING_REVIEW
-        case BoardGroup.AWAITING_INTEGRATION:
-            return Task.state == TaskState.AWAITING_INTEGRATION
-        case BoardGroup.DONE_RECENTLY:
-            return and_(Task.state == TaskState.DONE, Task.updated_at >= now - DONE_RECENTLY)
-        case BoardGroup.CLOSED:
-            return Task.state == TaskState.CLOSED
-
-
-def _order(group: BoardGroup) -> tuple[Any, ...]:
-    if group in _BY_RECENCY:
-        return (Task.updated_at.desc(), Task.id.desc())
-    return (Task.priority.desc(), Task.id)
-
-
-def group_of(task: Task, current: Attempt | None, now: datetime) -> BoardGroup | None:
-    """`_in_group`, of rows at hand, through the task's effective state (None: done
-    before the recent window)."""
-    state = effective_state(task, current, now)
-    if state == EffectiveTaskState.DONE and task.updated_at < now - DONE_RECENTLY:
-        return None
-    return _GROUP_OF[state]
-
-
-_GROUP_OF = {
-    EffectiveTaskState.OPEN: BoardGroup.READY,
-    EffectiveTaskState.BLOCKED: BoardGroup.BLOCKED,
-    EffectiveTaskState.IN_PROGRESS: BoardGroup.IN_PROGRESS,
-    EffectiveTaskState.RECOVERY_CANDIDATE: BoardGroup.RECOVERY_CANDIDATES,
-    EffectiveTaskState.AWAITING_REVIEW: BoardGroup.AWAITING_REVIEW,
-    EffectiveTaskState.AWAITING_INTEGRATION: BoardGroup.AWAITING_INTEGRATION,
-    EffectiveTaskState.REVISION_NEEDED: BoardGroup.REVISION_NEEDED,
-    EffectiveTaskState.DONE: BoardGroup.DONE_RECENTLY,
-    EffectiveTaskState.CLOSED: BoardGroup.CLOSED,
-}
-
-
-def _counts(
-    uow: UnitOfWork, project_id: str, narrowing: Sequence[ColumnElement[bool]], now: datetime
+def _counts_narrowed(
+    uow: UnitOfWork, narrowing: Sequence[ColumnElement[bool]], values: dict[str, Any]
 ) -> tuple[dict[BoardGroup, int], int]:
-    """Every group's count in one grouped statement (the page's groups and the others)."""
-    labelled = case(
-        *((_in_group(group, now), literal(group.value)) for group in BoardGroup),
-        else_=literal(""),
-    ).label("grp")
+    """Filtered, every task that passes is labelled with its group in one grouped
+    statement."""
     grouped = (
-        select(labelled)
+        select(_GROUP_LABEL)
         .select_from(Task)
         .outerjoin(Attempt, Attempt.id == Task.current_attempt_id)
-        .where(Task.project_id == project_id, *narrowing)
+        .where(Task.project_id == _PROJECT, *narrowing)
         .subquery("grouped")
     )
-    counts = dict.fromkeys(BoardGroup, 0)
-    older_done = 0
-    for name, count in uow.session.execute(
-        select(grouped.c.grp, func.count()).group_by(grouped.c.grp)
-    ):
-        if name:
-            counts[BoardGroup(name)] = int(count)
-        else:
-            older_done = int(count)
-    return counts, older_done
+    found = {
+        str(name): int(count)
+        for name, count in uow.session.execute(
+            select(grouped.c.grp, func.count()).group_by(grouped.c.grp), values
+        ).tuples()
+    }
+    counts = {group: found.get(group.value, 0) for group in BoardGroup}
+    return counts, found.get("", 0)
 
 
-def _cards(uow: UnitOfWork, rows: Sequence[Any], now: datetime) -> list[BoardCard]:
-    ids = [task.id for task, _ in rows]
+# A group's effective state: the inverse of `effective_state`'s cases, one group each.
+_EFFECTIVE = {
+    BoardGroup.READY: EffectiveTaskState.OPEN,
+    BoardGroup.BLOCKED: EffectiveTaskState.BLOCKED,
+    BoardGroup.IN_PROGRESS: EffectiveTaskState.IN_PROGRESS,
+    BoardGroup.RECOVERY_CANDIDATES: EffectiveTaskState.RECOVERY_CANDIDATE,
+    BoardGroup.AWAITING_REVIEW: EffectiveTaskState.AWAITING_REVIEW,
+    BoardGroup.AWAITING_INTEGRATION: EffectiveTaskState.AWAITING_INTEGRATION,
+    BoardGroup.REVISION_NEEDED: EffectiveTaskState.REVISION_NEEDED,
+    BoardGroup.DONE_RECENTLY: EffectiveTaskState.DONE,
+    BoardGroup.CLOSED: EffectiveTaskState.CLOSED,
+}
+_CHECKPOINTS = (
+    select(Checkpoint.task_id, func.max(Checkpoint.created_at))
+    .where(Checkpoint.task_id.in_(bindparam("task_ids", expanding=True)))
+    .group_by(Checkpoint.task_id)
+)
+
+
+def _cards(
+    uow: UnitOfWork, rows: Sequence[Any], groups: Sequence[BoardGroup | None], now: datetime
+) -> list[BoardCard]:
     # Each task's newest checkpoint, of any of its attempts.
     checkpoints: dict[str, datetime] = {
         task_id: created_at
         for task_id, created_at in uow.session.execute(
-            select(Checkpoint.task_id, func.max(Checkpoint.created_at))
-            .where(Checkpoint.task_id.in_(ids))
-            .group_by(Checkpoint.task_id)
+            _CHECKPOINTS, {"task_ids": [row.id for row in rows]}
         ).tuples()
-    } if ids else {}
+    } if rows else {}
     stale_after = timedelta(seconds=uow.settings.stale_progress_seconds)
     return [
         BoardCard(
-            id=task.id,
-            project_id=task.project_id,
-            kind=task.kind,
-            title=task.title,
-            priority=task.priority,
-            state=task.state,
-            effective_state=effective_state(task, current, now),
-            group=group_of(task, current, now),
-            updated_at=task.updated_at,
-            holder=_holder(current, now, stale_after),
-            last_checkpoint_at=checkpoints.get(task.id),
+            id=row.id,
+            project_id=row.project_id,
+            kind=TaskKind(row.kind),
+            title=row.title,
+            priority=row.priority,
+            state=TaskState(row.state),
+            effective_state=_EFFECTIVE[group] if group else EffectiveTaskState.DONE,
+            group=group,
+            updated_at=row.updated_at,
+            holder=_holder(row, now, stale_after),
+            last_checkpoint_at=checkpoints.get(row.id),
         )
-        for task, current in rows
+        for row, group in zip(rows, groups, strict=True)
     ]
 
 
-def _holder(current: Attempt | None, now: datetime, stale_after: timedelta) -> BoardHolder | None:
-    if current is None:
+def _holder(row: Any, now: datetime, stale_after: timedelta) -> BoardHolder | None:
+    if row.attempt_id is None:
         return None
-    live = current.lease_valid_at(now)
-    stale_at = current.last_progress_at + stale_after
+    # The lease rule of `Attempt.lease_valid_at`: valid while now is before expires_at.
+    live = bool(now < row.expires_at)
+    stale_at = row.last_progress_at + stale_after
     return BoardHolder(
-        attempt_id=current.id,
-        principal_id=current.principal_id,
-        session_id=current.session_id,
-        workstation=current.workstation,
-        expires_at=current.expires_at,
-        last_progress_at=current.last_progress_at,
+        attempt_id=row.attempt_id,
+        principal_id=row.principal_id,
+        session_id=row.session_id,
+        workstation=row.workstation,
+        expires_at=row.expires_at,
+        last_progress_at=row.last_progress_at,
         stale_at=stale_at,
         # The same judgement as an attempt's `staleProgress` (`views.attempt_view`).
         stale_progress=live and now >= stale_at,

@@ -72,6 +72,7 @@ class Task(Base):
         # A board group's page in its order, stopping after the page (`work._board`).
         Index("ix_tasks_board", "project_id", "state", text("priority DESC"), "id"),
         Index("ix_tasks_board_recent", "project_id", "state", "updated_at"),
+        Index("ix_tasks_board_blocked", "project_id", "state", "blocked_count"),
         Index("ix_tasks_parent_id", "parent_id"),
         Index("ix_tasks_subject_submission_id", "subject_submission_id"),
     )
