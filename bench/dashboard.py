@@ -19,6 +19,9 @@ viewers (default 10) at once, each asking in turn, `--rounds` times (default 20)
 - `home_p95_ms`: `/`, the projects overview;
 - `healthz_p95_ms`: `/healthz`, the server's bare round trip under the same load;
 
+and before that the same with one viewer and no other load (`board_alone_p95_ms`,
+`board_small_alone_p95_ms`, `healthz_alone_p95_ms`);
+
 then, with no viewer asking, `--streams` open boards (default 50: the board's live
 stream, `/projects/{big}/tasks/live`) while `--changes` tasks (default 10) are claimed
 over the API one after another: `sse_p99_ms` is the time from sending a claim to each
@@ -64,8 +67,11 @@ DONE_SHARE = 0.58
 CLOSED_SHARE = 0.03
 BLOCKED_SHARE = 0.10
 AGENTS = 10
-WORDS = ("parser cache lexer index upload review merge deploy schema token session lease "
-         "config board search queue report import export worker retry").split()
+WORDS = (
+    "parser", "cache", "lexer", "index", "upload", "review", "merge", "deploy", "schema",
+    "token", "session", "lease", "config", "board", "search", "queue", "report", "import",
+    "export", "worker", "retry",
+)  # fmt: skip
 KINDS = (TaskKind.IMPLEMENTATION, TaskKind.GENERAL, TaskKind.IMPLEMENTATION, TaskKind.OBJECTIVE)
 _CSRF = re.compile(r'name="csrftoken" value="([^"]+)"')
 
@@ -231,7 +237,8 @@ def sse_delivery(
 ) -> list[float]:
     """Seconds from each change sent to each open board receiving its task's event."""
     clients = [viewer(base_url) for _ in range(max(streams // 10, 1))]
-    after = re.search(r'data-live="[^"]*after=(\d+)"', clients[0].get(f"/projects/{project}/tasks").text)
+    board = clients[0].get(f"/projects/{project}/tasks").text
+    after = re.search(r'data-live="[^"]*after=(\d+)"', board)
     assert after, "no live stream on the board"
     sent: dict[str, float] = {}
     received: list[float] = []
@@ -318,15 +325,17 @@ def main(argv: list[str] | None = None) -> None:
                 claim(sessions[number % AGENTS], small, task_id)
             _say(f"claimed {args.in_progress} tasks in {time.perf_counter() - started:.1f} s")
             clients = [viewer(server.url) for _ in range(args.viewers)]
-            paths = {"board": f"/projects/{big}/tasks", "board_small": f"/projects/{small}/tasks",
-                     "home": "/", "healthz": "/healthz"}
+            paths = {"board": f"/projects/{big}/tasks", "home": "/", "healthz": "/healthz",
+                     "board_small": f"/projects/{small}/tasks"}
             timed_pages(clients, paths, 2)  # warm-up
+            alone = timed_pages(clients[:1], paths, args.rounds)
             timings = timed_pages(clients, paths, args.rounds)
             for client in clients:
                 client.close()
-            for name, values in timings.items():
-                _say(f"{name}: p50 {ms(percentile(values, 50))} ms, "
-                     f"p95 {ms(percentile(values, 95))} ms over {len(values)}")
+            for label, measured in (("alone", alone), (f"{args.viewers} viewers", timings)):
+                for name, values in measured.items():
+                    _say(f"{name} ({label}): p50 {ms(percentile(values, 50))} ms, "
+                         f"p95 {ms(percentile(values, 95))} ms over {len(values)}")
             rest = claimable[args.in_progress: args.in_progress + args.changes]
             changes = [(task_id, lambda t=task_id, s=sessions[n % AGENTS]: claim(s, big, t))
                        for n, task_id in enumerate(rest)]
@@ -347,6 +356,9 @@ def main(argv: list[str] | None = None) -> None:
         "board_ratio": round(board / board_small, 2) if board_small else None,
         "home_p95_ms": ms(percentile(timings["home"], 95)),
         "healthz_p95_ms": ms(percentile(timings["healthz"], 95)),
+        "board_alone_p95_ms": ms(percentile(alone["board"], 95)),
+        "board_small_alone_p95_ms": ms(percentile(alone["board_small"], 95)),
+        "healthz_alone_p95_ms": ms(percentile(alone["healthz"], 95)),
         "streams": args.streams,
         "deliveries": len(delivered),
         "sse_p99_ms": ms(percentile(delivered, 99)),

@@ -154,8 +154,12 @@ def _group_page(
 
 
 _GROUP_PAGES = {group: _group_page(group) for group in BoardGroup}
+# Done work is counted only while recent: the older (most of a long-lived project) is never
+# walked, so a count reads the unfinished and the recent entries alone.
 _STATE_COUNTS = (
-    select(Task.state, func.count()).where(Task.project_id == _PROJECT).group_by(Task.state)
+    select(Task.state, func.count())
+    .where(Task.project_id == _PROJECT, Task.state.in_(set(TaskState) - {TaskState.DONE}))
+    .group_by(Task.state)
 )
 _BLOCKED_COUNTS = (
     select(Task.state, func.count())
@@ -178,9 +182,7 @@ def board_page(uow: UnitOfWork, query: BoardQuery) -> BoardPage:
     now = uow.now()
     values = {"project_id": query.project_id, "now": now, "recent_since": now - DONE_RECENTLY}
     narrowing, capped = _narrowing(uow, query)
-    counts, older_done = (
-        _counts_narrowed(uow, narrowing, values) if narrowing else _counts(uow, values)
-    )
+    counts = _counts_narrowed(uow, narrowing, values) if narrowing else _counts(uow, values)
     cards: dict[BoardGroup, tuple[BoardCard, ...]] = {}
     offset = (query.page - 1) * query.per_page
     for group in query.shown_groups:
@@ -192,7 +194,7 @@ def board_page(uow: UnitOfWork, query: BoardQuery) -> BoardPage:
             statement, {**values, "offset": offset, "limit": query.per_page}
         ).all()
         cards[group] = tuple(_cards(uow, rows, [group] * len(rows), now))
-    return BoardPage(now, counts, older_done, cards, capped)
+    return BoardPage(now, counts, cards, capped)
 
 
 def board_card(uow: UnitOfWork, query: BoardQuery, task_id: str) -> BoardCard | None:
@@ -238,12 +240,13 @@ def _narrowing(uow: UnitOfWork, query: BoardQuery) -> tuple[list[ColumnElement[b
     return conditions, capped
 
 
-def _counts(uow: UnitOfWork, values: dict[str, Any]) -> tuple[dict[BoardGroup, int], int]:
-    """Every group's count (the page's groups and the others), and the older done.
+def _counts(uow: UnitOfWork, values: dict[str, Any]) -> dict[BoardGroup, int]:
+    """Every group's count (the page's groups and the others).
 
     Each part is read from an index alone: the states' counts walk
     `ix_tasks_project_id_state` without reading a row, and the splits of a state
-    (blocked, recently done, expired) read only the entries they count."""
+    (blocked, recently done, expired) read only the entries they count. Done work long
+    ago is never walked: no group shows it."""
     execute = uow.session.execute
     states = {state: int(n) for state, n in execute(_STATE_COUNTS, values).tuples()}
     blocked = {state: int(n) for state, n in execute(_BLOCKED_COUNTS, values).tuples()}
@@ -264,12 +267,12 @@ def _counts(uow: UnitOfWork, values: dict[str, Any]) -> tuple[dict[BoardGroup, i
         BoardGroup.DONE_RECENTLY: recent,
         BoardGroup.CLOSED: states.get(TaskState.CLOSED, 0),
     }
-    return counts, states.get(TaskState.DONE, 0) - recent
+    return counts
 
 
 def _counts_narrowed(
     uow: UnitOfWork, narrowing: Sequence[ColumnElement[bool]], values: dict[str, Any]
-) -> tuple[dict[BoardGroup, int], int]:
+) -> dict[BoardGroup, int]:
     """Filtered, every task that passes is labelled with its group in one grouped
     statement."""
     grouped = (
@@ -285,8 +288,7 @@ def _counts_narrowed(
             select(grouped.c.grp, func.count()).group_by(grouped.c.grp), values
         ).tuples()
     }
-    counts = {group: found.get(group.value, 0) for group in BoardGroup}
-    return counts, found.get("", 0)
+    return {group: found.get(group.value, 0) for group in BoardGroup}
 
 
 # A group's effective state: the inverse of `effective_state`'s cases, one group each.

@@ -166,7 +166,6 @@ class BoardPage:
 
     now: datetime  # coordinator time the board was judged at
     counts: dict[BoardGroup, int]
-    older_done: int  # done before the "recently" window: counted, never listed
     cards: dict[BoardGroup, tuple[BoardCard, ...]]
     text_matches_capped: bool  # a text filter found more tasks than the board searches
 
