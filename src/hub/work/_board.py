@@ -17,7 +17,7 @@ Filters narrow every group alike; a text filter goes through the task index
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,7 +25,9 @@ from typing import Any
 from sqlalchemy import (
     BindParameter,
     ColumnElement,
+    CompoundSelect,
     Select,
+    String,
     and_,
     bindparam,
     case,
@@ -33,6 +35,8 @@ from sqlalchemy import (
     func,
     literal,
     select,
+    type_coerce,
+    union_all,
 )
 
 from hub.errors import NotFound
@@ -153,28 +157,37 @@ def _group_page(
     )
 
 
-_GROUP_PAGES = {group: _group_page(group) for group in BoardGroup}
-# Done work is counted only while recent: the older (most of a long-lived project) is never
-# walked, so a count reads the unfinished and the recent entries alone.
-_STATE_COUNTS = (
-    select(Task.state, func.count())
+def _pages(
+    groups: Sequence[BoardGroup], narrowing: Sequence[ColumnElement[bool]] = ()
+) -> CompoundSelect[Any]:
+    """Every group's page in one statement (one round trip), each row named by its group
+    and its place in the group's order."""
+    parts = []
+    for group in groups:
+        page = _group_page(group, narrowing).subquery(f"page_{group.value}")
+        parts.append(select(literal(group.value).label("grp"), *page.c))
+    return union_all(*parts)
+
+
+_ALL_PAGES = _pages(tuple(BoardGroup))
+# Every count in one statement: the states' (done work excluded: most of a long-lived
+# project, never walked), the blocked among the claimable, the recently done and the
+# expired among the in-progress.
+_COUNTS = union_all(
+    select(literal("state").label("part"), type_coerce(Task.state, String).label("state"),
+           func.count().label("n"))
     .where(Task.project_id == _PROJECT, Task.state.in_(set(TaskState) - {TaskState.DONE}))
-    .group_by(Task.state)
-)
-_BLOCKED_COUNTS = (
-    select(Task.state, func.count())
+    .group_by(Task.state),
+    select(literal("blocked"), type_coerce(Task.state, String), func.count())
     .where(Task.project_id == _PROJECT, _in_group(BoardGroup.BLOCKED))
-    .group_by(Task.state)
-)
-_RECENT_COUNT = select(func.count()).where(
-    Task.project_id == _PROJECT, _in_group(BoardGroup.DONE_RECENTLY)
-)
-_EXPIRED_COUNT = (
-    select(func.count())
+    .group_by(Task.state),
+    select(literal("recent"), literal(""), func.count())
+    .where(Task.project_id == _PROJECT, _in_group(BoardGroup.DONE_RECENTLY)),
+    select(literal("expired"), literal(""), func.count())
     .select_from(Task)
     .join(Attempt, Attempt.id == Task.current_attempt_id)
-    .where(Task.project_id == _PROJECT, _in_group(BoardGroup.RECOVERY_CANDIDATES))
-)
+    .where(Task.project_id == _PROJECT, _in_group(BoardGroup.RECOVERY_CANDIDATES)),
+)  # fmt: skip
 
 
 def board_page(uow: UnitOfWork, query: BoardQuery) -> BoardPage:
@@ -183,18 +196,38 @@ def board_page(uow: UnitOfWork, query: BoardQuery) -> BoardPage:
     values = {"project_id": query.project_id, "now": now, "recent_since": now - DONE_RECENTLY}
     narrowing, capped = _narrowing(uow, query)
     counts = _counts_narrowed(uow, narrowing, values) if narrowing else _counts(uow, values)
-    cards: dict[BoardGroup, tuple[BoardCard, ...]] = {}
     offset = (query.page - 1) * query.per_page
-    for group in query.shown_groups:
-        if offset >= counts[group]:
-            cards[group] = ()
-            continue
-        statement = _group_page(group, narrowing) if narrowing else _GROUP_PAGES[group]
-        rows = uow.session.execute(
+    wanted = [group for group in query.shown_groups if offset < counts[group]]
+    rows: list[Any] = []
+    if wanted:
+        statement = (
+            _ALL_PAGES if not narrowing and len(wanted) == len(BoardGroup)
+            else _pages(wanted, narrowing)
+        )
+        rows = list(uow.session.execute(
             statement, {**values, "offset": offset, "limit": query.per_page}
-        ).all()
-        cards[group] = tuple(_cards(uow, rows, [group] * len(rows), now))
-    return BoardPage(now, counts, cards, capped)
+        ))
+    found = _cards(uow, rows, [BoardGroup(row.grp) for row in rows], now)
+    cards: dict[BoardGroup, list[BoardCard]] = {group: [] for group in query.shown_groups}
+    for card in found:
+        assert card.group is not None
+        cards[card.group].append(card)
+    return BoardPage(now, counts, {
+        group: tuple(sorted(shown, key=_sort_key(group))) for group, shown in cards.items()
+    }, capped)
+
+
+def _sort_key(group: BoardGroup) -> Callable[[BoardCard], tuple[Any, ...]]:
+    """`_order`, of cards at hand: a union keeps no order of its parts."""
+    if group in _BY_RECENCY:
+        return lambda card: (-card.updated_at.timestamp(), _descending(card.id))
+    if group == BoardGroup.BLOCKED:
+        return lambda card: (card.state.value, -card.priority, card.id)
+    return lambda card: (-card.priority, card.id)
+
+
+def _descending(text: str) -> tuple[int, ...]:
+    return tuple(-ord(char) for char in text)
 
 
 def board_card(uow: UnitOfWork, query: BoardQuery, task_id: str) -> BoardCard | None:
@@ -243,15 +276,22 @@ def _narrowing(uow: UnitOfWork, query: BoardQuery) -> tuple[list[ColumnElement[b
 def _counts(uow: UnitOfWork, values: dict[str, Any]) -> dict[BoardGroup, int]:
     """Every group's count (the page's groups and the others).
 
-    Each part is read from an index alone: the states' counts walk
+    Each part is read from an index alone, all in one statement: the states' counts walk
     `ix_tasks_project_id_state` without reading a row, and the splits of a state
     (blocked, recently done, expired) read only the entries they count. Done work long
     ago is never walked: no group shows it."""
-    execute = uow.session.execute
-    states = {state: int(n) for state, n in execute(_STATE_COUNTS, values).tuples()}
-    blocked = {state: int(n) for state, n in execute(_BLOCKED_COUNTS, values).tuples()}
-    recent = int(uow.session.scalar(_RECENT_COUNT, values) or 0)
-    expired = int(uow.session.scalar(_EXPIRED_COUNT, values) or 0)
+    states: dict[str, int] = {}
+    blocked: dict[str, int] = {}
+    recent = expired = 0
+    for part, state, count in uow.session.execute(_COUNTS, values).tuples():
+        if part == "state":
+            states[state] = int(count)
+        elif part == "blocked":
+            blocked[state] = int(count)
+        elif part == "recent":
+            recent = int(count)
+        else:
+            expired = int(count)
 
     def unblocked(state: TaskState) -> int:
         return states.get(state, 0) - blocked.get(state, 0)
