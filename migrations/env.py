@@ -24,6 +24,7 @@ config = context.config
 HAND_WRITTEN_INDEXES = {
     "ix_tasks_ready",
     "ix_tasks_board",
+    "ix_tasks_board_blocked",
     "ix_lesson_versions_search_vector",
     "ix_tasks_search_vector",
 }

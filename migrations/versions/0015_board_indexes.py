@@ -25,8 +25,10 @@ def upgrade() -> None:
     op.create_index(
         'ix_tasks_board_recent', 'tasks', ['project_id', 'state', 'updated_at'], unique=False
     )
+    blocked = "blocked_count > 0"
     op.create_index(
-        'ix_tasks_board_blocked', 'tasks', ['project_id', 'state', 'blocked_count'], unique=False
+        'ix_tasks_board_blocked', 'tasks', ['project_id', 'state', sa.text('priority DESC'), 'id'],
+        unique=False, sqlite_where=sa.text(blocked), postgresql_where=sa.text(blocked),
     )
 
 

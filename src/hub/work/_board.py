@@ -35,6 +35,7 @@ from sqlalchemy import (
     func,
     literal,
     select,
+    text,
     type_coerce,
     union_all,
 )
@@ -44,7 +45,7 @@ from hub.projects import service as projects
 from hub.storage.fulltext import MAX_TERMS, query_terms
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _similar as similar
-from hub.work.tables import Attempt, Checkpoint, Task, TaskLabel
+from hub.work.tables import BLOCKED, Attempt, Checkpoint, Task, TaskLabel
 from hub.work.views import BoardCard, BoardHolder, BoardPage
 from hub.work.vocabulary import (
     CLAIMABLE_STATES,
@@ -104,7 +105,9 @@ def _in_group(group: BoardGroup) -> ColumnElement[bool]:
         case BoardGroup.REVISION_NEEDED:
             return and_(Task.state == TaskState.REVISION_NEEDED, Task.blocked_count == 0)
         case BoardGroup.BLOCKED:
-            return and_(Task.state.in_(CLAIMABLE_STATES), Task.blocked_count > 0)
+            # Written as the partial index `ix_tasks_board_blocked` says it, so the
+            # planner sees the index applies (a bound 0 would hide it).
+            return and_(Task.state.in_(CLAIMABLE_STATES), text(f"tasks.{BLOCKED}"))
         case BoardGroup.IN_PROGRESS:
             return and_(Task.state == TaskState.IN_PROGRESS, Attempt.lease_valid_at(_NOW))
         case BoardGroup.RECOVERY_CANDIDATES:
