@@ -17,7 +17,8 @@ Filters narrow every group alike; a text filter goes through the task index
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -172,7 +173,12 @@ def _pages(
     return union_all(*parts)
 
 
-_ALL_PAGES = _pages(tuple(BoardGroup))
+@functools.cache
+def _unfiltered_pages(groups: tuple[BoardGroup, ...]) -> CompoundSelect[Any]:
+    """`_pages` without filters, built once for each choice of groups."""
+    return _pages(groups)
+
+
 # Every count in one statement: the states' (done work excluded: most of a long-lived
 # project, never walked), the blocked among the claimable, the recently done and the
 # expired among the in-progress.
@@ -200,12 +206,12 @@ def board_page(uow: UnitOfWork, query: BoardQuery) -> BoardPage:
     narrowing, capped = _narrowing(uow, query)
     counts = _counts_narrowed(uow, narrowing, values) if narrowing else _counts(uow, values)
     offset = (query.page - 1) * query.per_page
-    wanted = [group for group in query.shown_groups if offset < counts[group]]
     rows: list[Any] = []
-    if wanted:
+    if any(offset < counts[group] for group in query.shown_groups):
+        # Every shown group, empty or not: one statement per choice of groups, built once.
         statement = (
-            _ALL_PAGES if not narrowing and len(wanted) == len(BoardGroup)
-            else _pages(wanted, narrowing)
+            _pages(query.shown_groups, narrowing) if narrowing
+            else _unfiltered_pages(query.shown_groups)
         )
         rows = list(uow.session.execute(
             statement, {**values, "offset": offset, "limit": query.per_page}
@@ -216,21 +222,17 @@ def board_page(uow: UnitOfWork, query: BoardQuery) -> BoardPage:
         assert card.group is not None
         cards[card.group].append(card)
     return BoardPage(now, counts, {
-        group: tuple(sorted(shown, key=_sort_key(group))) for group, shown in cards.items()
+        group: _in_order(group, shown) for group, shown in cards.items()
     }, capped)
 
 
-def _sort_key(group: BoardGroup) -> Callable[[BoardCard], tuple[Any, ...]]:
+def _in_order(group: BoardGroup, cards: list[BoardCard]) -> tuple[BoardCard, ...]:
     """`_order`, of cards at hand: a union keeps no order of its parts."""
     if group in _BY_RECENCY:
-        return lambda card: (-card.updated_at.timestamp(), _descending(card.id))
+        return tuple(sorted(cards, key=lambda card: (card.updated_at, card.id), reverse=True))
     if group == BoardGroup.BLOCKED:
-        return lambda card: (card.state.value, -card.priority, card.id)
-    return lambda card: (-card.priority, card.id)
-
-
-def _descending(text: str) -> tuple[int, ...]:
-    return tuple(-ord(char) for char in text)
+        return tuple(sorted(cards, key=lambda card: (card.state.value, -card.priority, card.id)))
+    return tuple(sorted(cards, key=lambda card: (-card.priority, card.id)))
 
 
 def board_card(uow: UnitOfWork, query: BoardQuery, task_id: str) -> BoardCard | None:
