@@ -1,16 +1,16 @@
 """A project's board: its tasks grouped by effective state, one page of each group.
 
 Each task sits in exactly one `BoardGroup`, by the definitions the API uses
-(docs/workflow.md, "Read-time fields"): ready is open and unblocked, a recovery
+(docs/workflow.md, "Leases and attempts"): ready is open and unblocked, a recovery
 candidate is in progress with its current attempt's lease no longer valid, blocked is
 claimable but waiting on prerequisites or required children; done work shows while it
 was done within `DONE_RECENTLY`. Everything is judged from coordinator time at the read.
 
-A board page's cost must not grow with the project (docs/benchmarks.md, "Dashboard"):
-every group's page is one statement that walks an index in the group's order
-(`ix_tasks_board` by priority, `ix_tasks_board_recent` by last change) and stops after
-the page; the counts are read from indexes alone (`_counts`), a grouped statement over
-the project's index entries and small ones for the splits of a state.
+A board page's cost must not grow with the project (docs/benchmarks.md, section 9):
+every group's page walks an index in the group's order
+(`ix_tasks_board` by priority, `ix_tasks_board_recent` by last change,
+`ix_tasks_board_blocked` for the blocked) and stops after the page, all groups in one
+statement; the counts are read from indexes alone (`_counts`), done work long ago never.
 Filters narrow every group alike; a text filter goes through the task index
 (`work._similar`, what `similarTasks` answers with) and keeps its `TEXT_MATCHES` best.
 """

@@ -41,7 +41,7 @@ class EffectiveTaskState(StrEnum):
 
 class BoardGroup(StrEnum):
     """The groups of a project's board (`work._board`): a task is in exactly one, judged
-    from its effective state at read time (docs/workflow.md, "Read-time fields"); done
+    from its effective state at read time (docs/workflow.md, "Leases and attempts"); done
     work only while recent."""
 
     READY = "ready"
