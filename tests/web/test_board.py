@@ -262,6 +262,28 @@ def test_the_live_stream_names_each_task_an_event_is_about(
     assert 'data-group="in_progress"' in moved.text
 
 
+def test_a_finished_task_also_names_the_tasks_waiting_on_it(
+    signed_in: Dashboard, operator: Principal, project: str
+) -> None:
+    first = work.new_task(operator.api, project, title="Prerequisite")
+    waiting = work.new_task(operator.api, project, title="Waits", prerequisiteIds=[first])
+    assert groups(board(signed_in, project))["blocked"] == [waiting]
+    found = re.search(r'data-live="([^"]+)"', board(signed_in, project))
+    assert found
+    with signed_in.http.stream(
+        "GET", html.unescape(found.group(1)), headers={"accept": "text/event-stream"},
+        timeout=READ_TIMEOUT,
+    ) as response:
+        # Closed as done outside hub: it no longer keeps its dependent waiting.
+        closed = work.close_task(operator.api, first, "COMPLETED")
+        assert closed["__typename"] == "TaskPayload", closed
+        lines = response.iter_lines()
+        named = [next_event(lines)["data"], next_event(lines)["data"]]
+    assert named == [first, waiting]
+    moved = signed_in.get(f"/projects/{project}/tasks/card/{waiting}")
+    assert 'data-group="ready"' in moved.text
+
+
 def test_signed_out_viewers_see_no_board(
     dashboard: Callable[[], Dashboard], project: str
 ) -> None:

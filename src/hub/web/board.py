@@ -45,9 +45,14 @@ from hub.web.live import _resume_after as resume_after
 from hub.web.signin import require_viewer, while_signed_in
 from hub.web.templates import render
 from hub.work import service as work
-from hub.work.vocabulary import BoardGroup, TaskKind
+from hub.work.vocabulary import BoardGroup, TaskKind, WorkEvent
 
 SSE_EVENT = "task-changed"
+# Events after which the tasks waiting on the task may change group too (unblocked or
+# blocked again): `work.tasks_waiting_on`.
+_MOVES_WAITING = frozenset({
+    WorkEvent.TASK_DONE, WorkEvent.TASK_CLOSED, WorkEvent.TASK_REOPENED,
+})
 _PING_SECONDS = 15
 MAX_TEXT = 500
 MAX_PAGE = 1000
@@ -267,8 +272,14 @@ def board_routes(runtime: Runtime) -> list[BaseRoute]:
         async def stream() -> AsyncIterator[ServerSentEvent]:
             async for record in follow_project(runtime, project_id, after):
                 task_id = task_of_event(record)
-                if task_id is not None:
-                    yield ServerSentEvent(data=task_id, event=SSE_EVENT, id=str(record.seq))
+                if task_id is None:
+                    continue
+                changed = [task_id]
+                if record.kind in _MOVES_WAITING:
+                    changed += await runtime.aread(partial(work.tasks_waiting_on,
+                                                           task_id=task_id))
+                for each in changed:
+                    yield ServerSentEvent(data=each, event=SSE_EVENT, id=str(record.seq))
 
         return EventSourceResponse(
             while_signed_in(runtime, viewer, stream()), ping=_PING_SECONDS

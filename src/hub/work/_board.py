@@ -46,7 +46,7 @@ from hub.projects import service as projects
 from hub.storage.fulltext import MAX_TERMS, query_terms
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _similar as similar
-from hub.work.tables import BLOCKED, Attempt, Checkpoint, Task, TaskLabel
+from hub.work.tables import BLOCKED, Attempt, Checkpoint, Task, TaskLabel, TaskPrerequisite
 from hub.work.views import BoardCard, BoardHolder, BoardPage
 from hub.work.vocabulary import (
     CLAIMABLE_STATES,
@@ -255,6 +255,26 @@ def board_card(uow: UnitOfWork, query: BoardQuery, task_id: str) -> BoardCard | 
     group = BoardGroup(found.grp) if found.grp else None
     card = _cards(uow, [found], [group], now)[0]
     return card if group in query.shown_groups else None
+
+
+# A change that may move other tasks' cards: a finished or reopened task unblocks or
+# blocks its dependents and its parent (`_dependencies.on_task_completed`), which no
+# event names.
+_WAITING_ON = (
+    select(TaskPrerequisite.task_id)
+    .where(TaskPrerequisite.prerequisite_id == bindparam("task_id"))
+    .order_by(TaskPrerequisite.task_id)
+    .limit(bindparam("limit"))
+)
+MAX_WAITING = 200
+
+
+def tasks_waiting_on(uow: UnitOfWork, task_id: str) -> list[str]:
+    """The tasks whose board group a change of `task_id`'s completion may move: its
+    dependents (the first `MAX_WAITING`) and its parent."""
+    waiting = list(uow.session.scalars(_WAITING_ON, {"task_id": task_id, "limit": MAX_WAITING}))
+    parent = uow.session.scalar(select(Task.parent_id).where(Task.id == task_id))
+    return [*waiting, *([parent] if parent else [])]
 
 
 def _narrowing(uow: UnitOfWork, query: BoardQuery) -> tuple[list[ColumnElement[bool]], bool]:

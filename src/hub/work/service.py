@@ -27,7 +27,13 @@ from hub.work._authority import (
 from hub.work._board import DONE_RECENTLY as BOARD_DONE_RECENTLY
 from hub.work._board import PER_PAGE as BOARD_PER_PAGE
 from hub.work._board import TEXT_MATCHES as BOARD_TEXT_MATCHES
-from hub.work._board import BoardQuery, board_card, board_page, board_text_terms
+from hub.work._board import (
+    BoardQuery,
+    board_card,
+    board_page,
+    board_text_terms,
+    tasks_waiting_on,
+)
 from hub.work._bulk import (
     Closure,
     PlannedEdit,
@@ -283,6 +289,7 @@ __all__ = [
     "task_links",
     "task_worktrees",
     "tasks_by_source",
+    "tasks_waiting_on",
     "workflow_sessions",
     "workflow_tasks",
 ]
