@@ -23,6 +23,8 @@ config = context.config
 #   `lesson_versions` and `tasks` and their GIN indexes.
 HAND_WRITTEN_INDEXES = {
     "ix_tasks_ready",
+    "ix_tasks_board",
+    "ix_tasks_board_blocked",
     "ix_lesson_versions_search_vector",
     "ix_tasks_search_vector",
 }

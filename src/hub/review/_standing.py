@@ -3,9 +3,10 @@ and the review queue as readers see them."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from hub.mapping import Shortlist, view_of
 from hub.projects import service as projects
@@ -115,6 +116,19 @@ def unresolved_required_findings(uow: UnitOfWork, task_id: str) -> list[str]:
             .order_by(Finding.id)
         ).all()
     )
+
+
+def open_findings_counts(uow: UnitOfWork, task_ids: Collection[str]) -> dict[str, int]:
+    """How many unresolved findings (of any severity) each task has, in one grouped
+    statement; a task with none is absent."""
+    if not task_ids:
+        return {}
+    rows = uow.session.execute(
+        select(Finding.task_id, func.count())
+        .where(Finding.task_id.in_(sorted(set(task_ids))), Finding.resolved_at.is_(None))
+        .group_by(Finding.task_id)
+    ).tuples()
+    return {task_id: int(count) for task_id, count in rows}
 
 
 def list_reviews(uow: UnitOfWork, submission_id: str) -> list[ReviewView]:

@@ -47,6 +47,9 @@ from hub.review._standing import (
     list_reviews as list_reviews,
 )
 from hub.review._standing import (
+    open_findings_counts as open_findings_counts,
+)
+from hub.review._standing import (
     review_queue as review_queue,
 )
 from hub.review._standing import (

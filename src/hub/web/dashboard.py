@@ -38,6 +38,7 @@ from hub.runtime import Runtime
 from hub.web.actions import action_routes
 from hub.web.agents import agents_routes
 from hub.web.artifacts import preview_routes
+from hub.web.board import board_routes
 from hub.web.imports import import_routes
 from hub.web.jobs import jobs_routes
 from hub.web.knowledge import knowledge_routes
@@ -81,6 +82,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
     routes: list[BaseRoute] = [
         *signin_routes(runtime),
         *page_routes(runtime),
+        *board_routes(runtime),
         *live_routes(runtime),
         *jobs_routes(runtime),
         *review_routes(runtime),

@@ -25,6 +25,16 @@ from hub.work._authority import (
     own_live_attempt,
     require_own_attempt,
 )
+from hub.work._board import DONE_RECENTLY as BOARD_DONE_RECENTLY
+from hub.work._board import PER_PAGE as BOARD_PER_PAGE
+from hub.work._board import TEXT_MATCHES as BOARD_TEXT_MATCHES
+from hub.work._board import (
+    BoardQuery,
+    board_card,
+    board_page,
+    board_text_terms,
+    tasks_waiting_on,
+)
 from hub.work._briefs import TaskBrief, lock_tasks, tasks_by_source
 from hub.work._bulk import Closure, PlannedTask, Ref, create_tasks, find_cycle
 from hub.work._bulk_edits import PlannedEdit, edit_tasks
@@ -102,6 +112,9 @@ from hub.work._workflow import (
 from hub.work.views import (
     AttemptResult,
     AttemptView,
+    BoardCard,
+    BoardHolder,
+    BoardPage,
     ClaimResult,
     CreatedTask,
     CriteriaRevisionView,
@@ -182,12 +195,19 @@ def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
 
 
 __all__ = [
+    "BOARD_DONE_RECENTLY",
+    "BOARD_PER_PAGE",
+    "BOARD_TEXT_MATCHES",
     "HOLDING",
     "MAX_CLOSE_NOTE",
     "MAX_REOPEN_CONDITION",
     "AdapterEventResult",
     "AttemptResult",
     "AttemptView",
+    "BoardCard",
+    "BoardHolder",
+    "BoardPage",
+    "BoardQuery",
     "ClaimRequest",
     "ClaimResult",
     "Closure",
@@ -216,6 +236,9 @@ __all__ = [
     "add_recovery_note",
     "advance_to_integration",
     "awaiting_review",
+    "board_card",
+    "board_page",
+    "board_text_terms",
     "candidates",
     "children_of",
     "claim_recovery",
@@ -280,6 +303,7 @@ __all__ = [
     "task_neighbourhood",
     "task_worktrees",
     "tasks_by_source",
+    "tasks_waiting_on",
     "workflow_sessions",
     "workflow_tasks",
 ]

@@ -44,6 +44,7 @@ from hub.work.vocabulary import (
 _READY = f"{one_of('state', CLAIMABLE_STATES)} AND blocked_count = 0"
 _ACTIVE = f"state = '{AttemptState.ACTIVE}'"
 _IN_PROGRESS = f"state = '{TaskState.IN_PROGRESS}'"
+BLOCKED = "blocked_count > 0"
 
 
 class Task(Base):
@@ -76,6 +77,19 @@ class Task(Base):
             "current_attempt_id",
             sqlite_where=text(_IN_PROGRESS),
             postgresql_where=text(_IN_PROGRESS),
+        ),
+        # A board group's page in its order, stopping after the page (`work._board`).
+        Index("ix_tasks_board", "project_id", "state", text("priority DESC"), "id"),
+        Index("ix_tasks_board_recent", "project_id", "state", "updated_at"),
+        # The blocked group in its order, and its count (`work._board`).
+        Index(
+            "ix_tasks_board_blocked",
+            "project_id",
+            "state",
+            text("priority DESC"),
+            "id",
+            sqlite_where=text(BLOCKED),
+            postgresql_where=text(BLOCKED),
         ),
         Index("ix_tasks_parent_id", "parent_id"),
         Index("ix_tasks_subject_submission_id", "subject_submission_id"),

@@ -13,6 +13,7 @@ from hub.work.vocabulary import (
     AttemptKind,
     AttemptNoteKind,
     AttemptState,
+    BoardGroup,
     EffectiveTaskState,
     LinkKind,
     RecoveryDisposition,
@@ -126,6 +127,48 @@ class SimilarTask:
     def unfinished(self) -> bool:
         """Neither done nor closed: work that someone may still do twice."""
         return self.task.state not in FINISHED_STATES
+
+
+@dataclass(frozen=True)
+class BoardHolder:
+    """Who holds a task on the board: its current attempt, judged at read time."""
+
+    attempt_id: str
+    principal_id: str
+    session_id: str
+    workstation: str
+    expires_at: datetime
+    last_progress_at: datetime
+    stale_at: datetime  # when the attempt's progress goes stale (a warning, never an end)
+    stale_progress: bool
+    lease_expired: bool
+
+
+@dataclass(frozen=True)
+class BoardCard:
+    """One task as a card of its project's board (`work._board`)."""
+
+    id: str
+    project_id: str
+    kind: TaskKind
+    title: str
+    priority: int
+    state: TaskState
+    effective_state: EffectiveTaskState
+    group: BoardGroup | None  # None: done long ago, on no group of the board
+    updated_at: datetime
+    holder: BoardHolder | None
+    last_checkpoint_at: datetime | None
+
+
+@dataclass(frozen=True)
+class BoardPage:
+    """A page of a project's board: each wanted group's cards and every group's count."""
+
+    now: datetime  # coordinator time the board was judged at
+    counts: dict[BoardGroup, int]
+    cards: dict[BoardGroup, tuple[BoardCard, ...]]
+    text_matches_capped: bool  # a text filter found more tasks than the board searches
 
 
 @dataclass(frozen=True)

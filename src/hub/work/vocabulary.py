@@ -39,6 +39,22 @@ class EffectiveTaskState(StrEnum):
     CLOSED = "CLOSED"
 
 
+class BoardGroup(StrEnum):
+    """The groups of a project's board (`work._board`): a task is in exactly one, judged
+    from its effective state at read time (docs/workflow.md, "Leases and attempts"); done
+    work only while recent."""
+
+    READY = "ready"
+    IN_PROGRESS = "in_progress"
+    AWAITING_REVIEW = "awaiting_review"
+    AWAITING_INTEGRATION = "awaiting_integration"
+    REVISION_NEEDED = "revision_needed"
+    BLOCKED = "blocked"
+    RECOVERY_CANDIDATES = "recovery_candidates"
+    DONE_RECENTLY = "done_recently"
+    CLOSED = "closed"
+
+
 class AttemptState(StrEnum):
     ACTIVE = "ACTIVE"
     SUBMITTED = "SUBMITTED"
