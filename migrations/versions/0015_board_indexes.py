@@ -1,9 +1,5 @@
 """work: the board's indexes (a group's page in its order)
 
-`ix_tasks_board` begins with (project_id, state): it answers what
-`ix_tasks_project_id_state` answered, which goes (one index fewer for every task
-written, as an import writes 100,000).
-
 Revision ID: 0015
 Revises: 0014
 Create Date: 2026-12-12 06:30:00.000000
@@ -34,11 +30,9 @@ def upgrade() -> None:
         'ix_tasks_board_blocked', 'tasks', ['project_id', 'state', sa.text('priority DESC'), 'id'],
         unique=False, sqlite_where=sa.text(blocked), postgresql_where=sa.text(blocked),
     )
-    op.drop_index('ix_tasks_project_id_state', table_name='tasks')
 
 
 def downgrade() -> None:
-    op.create_index('ix_tasks_project_id_state', 'tasks', ['project_id', 'state'], unique=False)
     op.drop_index('ix_tasks_board_blocked', table_name='tasks')
     op.drop_index('ix_tasks_board_recent', table_name='tasks')
     op.drop_index('ix_tasks_board', table_name='tasks')
