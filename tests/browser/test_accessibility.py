@@ -68,6 +68,8 @@ PAGES: list[tuple[str, Callable[[Sample], str]]] = [
     ("imports", lambda s: f"/projects/{s.project}/imports"),
     ("import-report", lambda s: f"/imports/{s.report}"),
     ("artifact", lambda s: f"/artifacts/{s.artifact}/preview"),
+    ("board", lambda s: f"/projects/{s.project}/tasks"),
+    ("board-filtered", lambda s: f"/projects/{s.project}/tasks?state=IN_PROGRESS&kind=nonsense"),
     ("task", lambda s: f"/tasks/{s.task}"),
     ("agents", lambda s: "/agents"),
     ("agents-ended", lambda s: "/agents?tab=ended"),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.support.client import Api
+from tests.web.conftest import Dashboard
 
 if TYPE_CHECKING:  # imported for pytest would try to collect it as a test class
     from tests.conftest import TestDatabase
@@ -90,4 +91,20 @@ def test_the_readme_tour_runs_to_a_validated_task(
         operator.close()
     (task,) = (edge["node"] for edge in tasks)
     assert task["state"] == "DONE", run.stdout[-4000:]
-    assert "state: DONE" in run.stdout  # the tour's last command says so too
+    assert "state: DONE" in run.stdout  # `hub task show` says so too
+
+    # It ends on the board: the address it prints is the project's board, where the demo
+    # operator finds the task under Done.
+    board_url, task_url = run.stdout.strip().splitlines()[-2:]
+    project_id = project["resolveProject"]["id"]
+    assert board_url.endswith(f"/projects/{project_id}/tasks"), board_url
+    viewer = Dashboard(server)
+    try:
+        assert viewer.login("demo", credentials["DEMO_PASSWORD"]).status_code == 303
+        board = viewer.get(board_url.removeprefix(server.rstrip("/")))
+        assert board.status_code == 200
+        done = board.text[board.text.index('id="group-done_recently"'):]
+        assert "Greet the user" in done[: done.index("</section>")]
+        assert viewer.get(task_url.removeprefix(server.rstrip("/"))).status_code == 200
+    finally:
+        viewer.close()
