@@ -84,7 +84,7 @@ def test_live_sessions_with_their_attempts_and_lease_states(
     op = sign_in(dashboard, "operator", "operator-password")
     page = op.get("/agents")
     assert page.status_code == 200
-    assert '<a href="/agents">Agents</a>' in page.text  # in the nav
+    assert '<a href="/agents" aria-current="page">Agents</a>' in page.text  # in the nav
     assert 'aria-current="page">Live sessions' in page.text
 
     assert "fresh" in attempt_row(page.text, fresh_attempt["id"]).split()
