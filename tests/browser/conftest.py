@@ -3,6 +3,11 @@
 Tests never download a browser. `HUB_TEST_BROWSER` names the executable and makes
 these tests mandatory (CI sets it); without it they look for Debian's
 `/usr/bin/chromium` and skip, saying why, if it is not there.
+
+Like every test that stores something, each runs on SQLite and on PostgreSQL (the
+suite's `backend`): a page reads what its database stored, and a query that one database
+plans or orders differently shows on the page. Screenshots go to
+`test-output/screenshots/<backend>/`.
 """
 
 from __future__ import annotations
@@ -41,12 +46,6 @@ def chromium_executable() -> str:
 
 
 @pytest.fixture
-def backend() -> str:
-    # The browser sees the same HTML whatever the database; tests/web covers both.
-    return "sqlite"
-
-
-@pytest.fixture
 def chromium() -> Iterator[Browser]:
     executable = chromium_executable()
     with sync_playwright() as playwright:
@@ -58,9 +57,10 @@ def chromium() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def screenshots() -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return SCREENSHOTS
+def screenshots(backend: str) -> Path:
+    folder = SCREENSHOTS / backend
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture
