@@ -298,3 +298,12 @@ def test_a_crowded_neighbourhood_is_cut_and_says_so(
     svg = picture[picture.index("<svg"):picture.index("</svg>")]
     assert svg.count("<a ") == 4  # the task and three of its five dependents
     assert "2 more tasks left out" in text_of(picture)
+
+
+def test_every_id_on_the_submission_page_is_a_link(signed_in: Dashboard, story: Story) -> None:
+    page = signed_in.get(f"/submissions/{story.submission}").text
+    ids = IdsInText()
+    ids.feed(page[page.index("<main"):page.index("</main>")])
+    # Its attempt, session, evidence and findings, each a link to where it is shown.
+    assert {shown.partition("_")[0] for shown in ids.shown} >= {"att", "ses", "evd", "fnd"}
+    assert ids.unlinked == set()

@@ -10,16 +10,10 @@
 (function () {
   "use strict";
   var board = document.querySelector("[data-board]");
-  var status = document.querySelector("[data-live-status]");
-  if (!board) {
+  if (!board || !window.hubLive) {
     return;
   }
-
-  function say(text) {
-    if (status) {
-      status.textContent = text;
-    }
-  }
+  var live = window.hubLive;
 
   function duration(ms) {
     var total = Math.max(Math.floor(ms / 1000), 0);
@@ -71,7 +65,7 @@
   tick();
   window.setInterval(tick, 1000);
 
-  if (!window.EventSource || !window.fetch) {
+  if (!window.fetch) {
     return;
   }
 
@@ -89,9 +83,7 @@
   function place(taskId, html) {
     var current = document.getElementById("card-" + taskId);
     var from = current ? current.closest("[data-board-group]") : null;
-    var template = document.createElement("template");
-    template.innerHTML = html.trim();
-    var fresh = template.content.firstElementChild;
+    var fresh = html ? live.fragment(html) : null;
     var to = fresh ? groupOf(fresh.getAttribute("data-group")) : null;
     if (!to) {
       // Left out by the filters, or in a group this board does not show.
@@ -117,42 +109,30 @@
 
   var cardUrl = board.getAttribute("data-card");
   var query = board.getAttribute("data-query") || "?";
-  var source = new EventSource(board.getAttribute("data-live"));
-  source.addEventListener("open", function () {
-    say("Live: cards move as tasks change.");
-  });
-  source.addEventListener("error", function () {
-    say(source.readyState === EventSource.CLOSED
-      ? "Live updates stopped. Reload the page to see changes."
-      : "Live updates interrupted; reconnecting…");
-  });
-  // The server ends the stream when the sign-in ends: reconnecting would only be refused.
-  source.addEventListener("signed-out", function (message) {
-    source.close();
-    say(message.data);
-  });
-  source.addEventListener("task-changed", function (message) {
-    var taskId = message.data;
-    if (!/^tsk_[A-Za-z0-9]+$/.test(taskId)) {
-      return;
+  live.follow(board.getAttribute("data-live"), "Live: cards move as tasks change.", {
+    "task-changed": function (message) {
+      var taskId = message.data;
+      if (!/^tsk_[A-Za-z0-9]+$/.test(taskId)) {
+        return;
+      }
+      fetch(cardUrl + encodeURIComponent(taskId) + query, {
+        credentials: "same-origin",
+        headers: { "accept": "text/html" }
+      }).then(function (response) {
+        if (response.status === 204) {
+          return "";
+        }
+        if (!response.ok) {
+          throw new Error("card " + response.status);
+        }
+        return response.text();
+      }).then(function (html) {
+        place(taskId, html);
+        tick();
+        live.say("Live: task " + taskId + " changed (event #" + message.lastEventId + ").");
+      }).catch(function () {
+        live.say("Could not refresh task " + taskId + "; reload the page to see it.");
+      });
     }
-    fetch(cardUrl + encodeURIComponent(taskId) + query, {
-      credentials: "same-origin",
-      headers: { "accept": "text/html" }
-    }).then(function (response) {
-      if (response.status === 204) {
-        return "";
-      }
-      if (!response.ok) {
-        throw new Error("card " + response.status);
-      }
-      return response.text();
-    }).then(function (html) {
-      place(taskId, html);
-      tick();
-      say("Live: task " + taskId + " changed (event #" + message.lastEventId + ").");
-    }).catch(function () {
-      say("Could not refresh task " + taskId + "; reload the page to see it.");
-    });
   });
 })();

@@ -18,14 +18,14 @@ move it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from typing import TypeVar
 from urllib.parse import urlencode
 
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import ServerSentEvent
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
@@ -40,9 +40,8 @@ from hub.projects import service as projects
 from hub.review import service as review
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
-from hub.web.jobs import _follow as follow_project
-from hub.web.live import _resume_after as resume_after
-from hub.web.signin import require_viewer, while_signed_in
+from hub.web.live import project_stream
+from hub.web.signin import require_viewer
 from hub.web.templates import render
 from hub.work import service as work
 from hub.work.vocabulary import BoardGroup, TaskKind, WorkEvent
@@ -53,7 +52,6 @@ SSE_EVENT = "task-changed"
 _MOVES_WAITING = frozenset({
     WorkEvent.TASK_DONE, WorkEvent.TASK_CLOSED, WorkEvent.TASK_REOPENED,
 })
-_PING_SECONDS = 15
 MAX_TEXT = 500
 MAX_PAGE = 1000
 GROUP_TITLES = {
@@ -264,13 +262,10 @@ def board_routes(runtime: Runtime) -> list[BaseRoute]:
         return render(request, "_task_card.html", {"row": row, "now": now})
 
     async def board_live(request: Request) -> Response:
-        viewer = await require_viewer(runtime, request, activity=False)
-        project_id = request.path_params["project_id"]
-        after = resume_after(request)
-        await runtime.aread(lambda uow: projects.ensure_project_exists(uow, project_id))
-
-        async def stream() -> AsyncIterator[ServerSentEvent]:
-            async for record in follow_project(runtime, project_id, after):
+        async def push(
+            project_id: str, records: AsyncIterator[events.EventRecord]
+        ) -> AsyncGenerator[ServerSentEvent, None]:
+            async for record in records:
                 task_id = task_of_event(record)
                 if task_id is None:
                     continue
@@ -281,9 +276,7 @@ def board_routes(runtime: Runtime) -> list[BaseRoute]:
                 for each in changed:
                     yield ServerSentEvent(data=each, event=SSE_EVENT, id=str(record.seq))
 
-        return EventSourceResponse(
-            while_signed_in(runtime, viewer, stream()), ping=_PING_SECONDS
-        )
+        return await project_stream(runtime, request, push)
 
     return [
         Route("/projects/{project_id}/tasks", board_page, methods=["GET"]),

@@ -14,34 +14,29 @@ in (`hub.web.signin.while_signed_in`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from functools import partial
 
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from hub.artifacts import service as artifacts
 from hub.events import service as events
-from hub.events.feed import follow
 from hub.jobs import service as jobs
 from hub.projects import service as projects
 from hub.resources import service as resources
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
-
-# The same resume rule as the project event stream: Last-Event-ID, else ?after=.
-from hub.web.live import _resume_after as resume_after
-from hub.web.signin import require_viewer, while_signed_in
+from hub.web.live import project_stream
+from hub.web.signin import require_viewer
 from hub.web.templates import render, render_fragment
 
 JOBS_SHOWN = 200
 ARTIFACTS_SHOWN = 200
 SSE_EVENT = "swap"
-_PING_SECONDS = 15
 
 
 @dataclass(frozen=True)
@@ -114,14 +109,12 @@ def jobs_routes(runtime: Runtime) -> list[BaseRoute]:
         return render(request, "jobs.html", {"page": page})
 
     async def jobs_live(request: Request) -> Response:
-        viewer = await require_viewer(runtime, request, activity=False)
-        project_id = request.path_params["project_id"]
         task_id = request.query_params.get("task") or None
-        after = resume_after(request)
-        await runtime.aread(lambda uow: projects.ensure_project_exists(uow, project_id))
 
-        async def stream() -> AsyncIterator[ServerSentEvent]:
-            async for record in _follow(runtime, project_id, after):
+        async def push(
+            project_id: str, records: AsyncIterator[events.EventRecord]
+        ) -> AsyncGenerator[ServerSentEvent, None]:
+            async for record in records:
                 rows = await runtime.aread(partial(_changed_rows, record=record, task_id=task_id))
                 for row in rows:
                     yield ServerSentEvent(
@@ -129,9 +122,7 @@ def jobs_routes(runtime: Runtime) -> list[BaseRoute]:
                         event=SSE_EVENT, id=str(record.seq),
                     )
 
-        return EventSourceResponse(
-            while_signed_in(runtime, viewer, stream()), ping=_PING_SECONDS
-        )
+        return await project_stream(runtime, request, push)
 
     async def resources_page(request: Request) -> Response:
         await require_viewer(runtime, request)
@@ -140,13 +131,10 @@ def jobs_routes(runtime: Runtime) -> list[BaseRoute]:
         return render(request, "resources.html", {"page": page})
 
     async def resources_live(request: Request) -> Response:
-        viewer = await require_viewer(runtime, request, activity=False)
-        project_id = request.path_params["project_id"]
-        after = resume_after(request)
-        await runtime.aread(lambda uow: projects.ensure_project_exists(uow, project_id))
-
-        async def stream() -> AsyncIterator[ServerSentEvent]:
-            async for record in _follow(runtime, project_id, after):
+        async def push(
+            project_id: str, records: AsyncIterator[events.EventRecord]
+        ) -> AsyncGenerator[ServerSentEvent, None]:
+            async for record in records:
                 # Job results clear holds, so they change the table as well.
                 if not record.kind.startswith(("resource", "job.")):
                     continue
@@ -156,9 +144,7 @@ def jobs_routes(runtime: Runtime) -> list[BaseRoute]:
                     event=SSE_EVENT, id=str(record.seq),
                 )
 
-        return EventSourceResponse(
-            while_signed_in(runtime, viewer, stream()), ping=_PING_SECONDS
-        )
+        return await project_stream(runtime, request, push)
 
     return [
         Route("/projects/{project_id}/jobs", jobs_page, methods=["GET"]),
@@ -168,13 +154,3 @@ def jobs_routes(runtime: Runtime) -> list[BaseRoute]:
         Route("/projects/{project_id}/resources/live", resources_live, methods=["GET"]),
     ]
 
-
-async def _follow(
-    runtime: Runtime, project_id: str, after: int
-) -> AsyncIterator[events.EventRecord]:
-    records = follow(runtime.aread, runtime.event_signal, stream=project_id, after=after,
-                     poll_seconds=runtime.settings.event_poll_seconds)
-    # aclosing: a browser that goes away must leave the event signal at once.
-    async with aclosing(records):
-        async for record in records:
-            yield record

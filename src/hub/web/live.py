@@ -11,7 +11,7 @@ between the rendered page and the stream, and a reconnecting browser resumes fro
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from functools import partial
@@ -52,19 +52,43 @@ def event_lines(uow: UnitOfWork, records: Sequence[EventRecord]) -> list[EventLi
     ]
 
 
+# What a live page makes of its project's events: the project id and the events after
+# the page's newest, in order; the server-sent events to push.
+Push = Callable[[str, AsyncIterator[EventRecord]], AsyncGenerator[ServerSentEvent, None]]
+
+
+async def project_stream(runtime: Runtime, request: Request, push: Push) -> Response:
+    """A live page's stream: the project's events after the page's newest, as `push` says.
+
+    Every live page (events, jobs, resources, board) shares these rules: only a signed-in
+    viewer, and only while signed in; an unknown project is refused before the stream
+    opens; a reconnecting browser resumes after its `Last-Event-ID`.
+    """
+    viewer = await require_viewer(runtime, request, activity=False)
+    project_id = request.path_params["project_id"]
+    after = resume_after(request)
+    await runtime.aread(lambda uow: projects.ensure_project_exists(uow, project_id))
+
+    async def stream() -> AsyncIterator[ServerSentEvent]:
+        records = follow(runtime.aread, runtime.event_signal, stream=project_id, after=after,
+                         poll_seconds=runtime.settings.event_poll_seconds)
+        # aclosing both: a browser that goes away must leave the event signal at once,
+        # not when the garbage collector gets to the abandoned generators.
+        async with aclosing(records), aclosing(push(project_id, records)) as pushed:
+            async for event in pushed:
+                yield event
+
+    return EventSourceResponse(while_signed_in(runtime, viewer, stream()), ping=_PING_SECONDS)
+
+
 def live_routes(runtime: Runtime) -> list[BaseRoute]:
     async def project_events_live(request: Request) -> Response:
-        viewer = await require_viewer(runtime, request, activity=False)
-        project_id = request.path_params["project_id"]
-        after = _resume_after(request)
-        await runtime.aread(lambda uow: projects.ensure_project_exists(uow, project_id))
-        stream = while_signed_in(runtime, viewer, _event_stream(runtime, project_id, after))
-        return EventSourceResponse(stream, ping=_PING_SECONDS)
+        return await project_stream(runtime, request, partial(_event_stream, runtime))
 
     return [Route("/projects/{project_id}/events/live", project_events_live, methods=["GET"])]
 
 
-def _resume_after(request: Request) -> int:
+def resume_after(request: Request) -> int:
     # A browser reconnecting by itself sends the id of the last event it received; that
     # is newer than the `after` the page was rendered with.
     raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
@@ -75,27 +99,18 @@ def _resume_after(request: Request) -> int:
 
 
 async def _event_stream(
-    runtime: Runtime, project_id: str, after: int
-) -> AsyncIterator[ServerSentEvent]:
+    runtime: Runtime, project_id: str, records: AsyncIterator[EventRecord]
+) -> AsyncGenerator[ServerSentEvent, None]:
     names: dict[str, str] = {}
-    records = follow(
-        runtime.aread,
-        runtime.event_signal,
-        stream=project_id,
-        after=after,
-        poll_seconds=runtime.settings.event_poll_seconds,
-    )
-    # aclosing: a browser that goes away must leave the event signal at once.
-    async with aclosing(records):
-        async for record in records:
-            actor_id = record.actor_id
-            if actor_id is not None and actor_id not in names:
-                names.update(
-                    await runtime.aread(partial(identity.principal_names, principal_ids=[actor_id]))
-                )
-            line = EventLine(record, names.get(actor_id) if actor_id else None)
-            yield ServerSentEvent(
-                data=render_fragment("_event.html", {"line": line}),
-                event=SSE_EVENT,
-                id=str(record.seq),
+    async for record in records:
+        actor_id = record.actor_id
+        if actor_id is not None and actor_id not in names:
+            names.update(
+                await runtime.aread(partial(identity.principal_names, principal_ids=[actor_id]))
             )
+        line = EventLine(record, names.get(actor_id) if actor_id else None)
+        yield ServerSentEvent(
+            data=render_fragment("_event.html", {"line": line}),
+            event=SSE_EVENT,
+            id=str(record.seq),
+        )

@@ -28,6 +28,7 @@ from hub.review import service as review
 from hub.review.vocabulary import REQUIRED_SEVERITIES, FindingSeverity
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
+from hub.web.links import id_href
 from hub.web.review_form import DecisionForm, refusal_status
 from hub.web.signin import require_viewer
 from hub.web.templates import render
@@ -53,6 +54,10 @@ class ReviewQueue:
 
     def name(self, principal_id: str) -> str:
         return self.names.get(principal_id, principal_id)
+
+
+# The ids this page shows in a section of its own (anchor names), by prefix.
+_SUBMISSION_PAGE_ANCHORS = {"rev": "review", "fnd": "finding"}
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,11 @@ class SubmissionPage:
         how far it has gone since (published, validated), not only that it was approved."""
         made = [i for i in self.integrations if i.submission_id == self.submission.id]
         return made[-1] if made else None
+
+    def href(self, reference: object) -> str | None:
+        """Where an id shown on this page leads (None for anything that is no id)."""
+        return id_href(reference, project_id=self.project.id, task_id=self.task.id,
+                       here=_SUBMISSION_PAGE_ANCHORS)
 
     def name(self, principal_id: str | None) -> str:
         if principal_id is None:

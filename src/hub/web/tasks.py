@@ -25,7 +25,6 @@ from starlette.routing import BaseRoute, Route
 
 from hub.events import service as events
 from hub.identity import service as identity
-from hub.ids import has_prefix
 from hub.jobs import service as jobs
 from hub.jobs.service import EvidenceView, JobView
 from hub.projects import service as projects
@@ -34,6 +33,7 @@ from hub.review import service as review
 from hub.runtime import Runtime
 from hub.storage.unit_of_work import UnitOfWork
 from hub.web.graph import Edge, Node, render_svg
+from hub.web.links import TASK_PAGE_ANCHORS, id_href
 from hub.web.live import EventLine, event_lines
 from hub.web.signin import require_viewer
 from hub.web.templates import render
@@ -116,43 +116,9 @@ class TaskPage:
         return self.names.get(principal_id, principal_id)
 
     def href(self, reference: object) -> str | None:
-        """Where an id shown on this page leads: its own page, the agents page, or the
-        part of this page that shows it; None for anything that is not such an id."""
-        if not isinstance(reference, str):
-            return None
-        prefix = reference.partition("_")[0]
-        if not has_prefix(reference, prefix):
-            return None
-        if prefix == "job":
-            return f"/projects/{self.project.id}/tasks/{self.task.id}/jobs#job-{reference}"
-        if prefix == "res":
-            return f"/projects/{self.project.id}/resources#resource-{reference}"
-        if prefix in _ON_THIS_PAGE:
-            return f"#{_ON_THIS_PAGE[prefix]}-{reference}"
-        place = _ELSEWHERE.get(prefix)
-        return f"{place}{reference}" if place else None
-
-
-# The ids this page links, by prefix: to a page of their own, or to the agents page
-# (its sessions and principals by anchor), or to where this page shows them.
-_ELSEWHERE = {
-    "tsk": "/tasks/",
-    "sub": "/submissions/",
-    "lsn": "/lessons/",
-    "prj": "/projects/",
-    "ses": "/agents#session-",
-    "prn": "/agents#principal-",
-}
-_ON_THIS_PAGE = {
-    "att": "attempt",
-    "chk": "checkpoint",
-    "wt": "worktree",
-    "note": "note",
-    "evd": "evidence",
-    "rsv": "reservation",
-    "rev": "review",
-    "fnd": "finding",
-}
+        """Where an id shown on this page leads (None for anything that is no id)."""
+        return id_href(reference, project_id=self.project.id, task_id=self.task.id,
+                       here=TASK_PAGE_ANCHORS)
 
 
 def read_task_page(uow: UnitOfWork, task_id: str) -> TaskPage:
