@@ -89,7 +89,7 @@ def test_the_jobs_pages_list_their_jobs_artifacts(
     assert gone_row is not None
     assert "DELETED" in gone_row and "uploaded the wrong file" in gone_row
     assert "<time datetime=" in gone_row
-    assert "href=" not in gone_row  # nothing to open
+    assert "href=\"/artifacts/" not in gone_row  # nothing to open
 
     assert row_of(page, elsewhere["id"]) is None
     everything = signed_in.get(f"/projects/{project}/jobs").text
@@ -127,7 +127,7 @@ def test_the_submission_page_lists_the_tasks_and_its_reviews_artifacts(
     page = signed_in.get(f"/submissions/{delivery.submission}").text
     gone = row_of(page, shot["id"])
     assert gone is not None
-    assert "showed a customer&#39;s data" in gone and "href=" not in gone
+    assert "showed a customer&#39;s data" in gone and "/artifacts/" not in gone
 
 
 def test_a_page_without_artifacts_says_so(
@@ -138,3 +138,80 @@ def test_a_page_without_artifacts_says_so(
     assert "No artifacts were uploaded or cited for this task." in page
     jobs_page = signed_in.get(f"/projects/{delivery.project}/jobs").text
     assert "No artifacts for these jobs yet" in jobs_page
+
+
+def test_the_project_artifacts_page_lists_every_artifact_with_links_to_what_it_is_for(
+    server: str, operator: Any, agent: Callable[..., Any], signed_in: Dashboard,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hub.web import artifact_list
+
+    implementer, reviewer = agent(), agent()
+    delivery = deliver(operator.api, implementer.api)
+    notes = uploaded(server, implementer.token, b"# Notes\n", projectId=delivery.project,
+                     attemptId=delivery.attempt["id"], name="notes.md",
+                     mediaType="text/markdown")
+    claim = claim_review(reviewer.api, delivery.project)
+    shot = uploaded(server, reviewer.token, b"\x89PNG\r\n\x1a\n" + bytes(16),
+                    projectId=delivery.project, name="page.png", mediaType="image/png")
+    made = review(reviewer.api, claim["attempt"], delivery.submission,
+                  artifactIds=[shot["id"]])
+    assert made["__typename"] == "ReviewPayload", made
+    on_project = link(operator.api, delivery.project, "Design notes")
+    delete(operator.api, on_project["id"], "out of date")
+    elsewhere = link(operator.api, work.create_project(operator.api), "Another project's")
+
+    response = signed_in.get(f"/projects/{delivery.project}/artifacts")
+    assert response.status_code == 200
+    page = response.text
+    assert 'aria-current="page">Artifacts</a>' in page  # its place in the project's pages
+    notes_row = row_of(page, notes["id"])
+    assert notes_row is not None
+    attempt = delivery.attempt["id"]
+    assert f"attempt {attempt}" in text_of(notes_row)
+    assert re.search(rf'href="/tasks/tsk_\w+#attempt-{attempt}"', notes_row), notes_row
+    assert row_of(page, shot["id"]) is not None and row_of(page, on_project["id"]) is not None
+    assert row_of(page, elsewhere["id"]) is None
+
+    # One state at a time; a state that does not exist says so and shows them all.
+    deleted = signed_in.get(f"/projects/{delivery.project}/artifacts?state=deleted").text
+    assert row_of(deleted, on_project["id"]) is not None
+    assert row_of(deleted, notes["id"]) is None
+    odd = signed_in.get(f"/projects/{delivery.project}/artifacts?state=<b>gone</b>").text
+    assert "No state is called" in odd and "<b>gone" not in odd
+    assert row_of(odd, notes["id"]) is not None
+
+    # A page at a time, the next one a link.
+    monkeypatch.setattr(artifact_list, "PER_PAGE", 2)
+    first = signed_in.get(f"/projects/{delivery.project}/artifacts").text
+    following = re.search(r'href="(/projects/[^"]+after=[^"]+)" rel="next"', first)
+    assert following is not None
+    second = signed_in.get(following.group(1).replace("&amp;", "&")).text
+    shown = {a["id"] for a in (notes, shot, on_project) if row_of(first, a["id"])}
+    shown |= {a["id"] for a in (notes, shot, on_project) if row_of(second, a["id"])}
+    assert shown == {notes["id"], shot["id"], on_project["id"]}
+
+    assert signed_in.get("/projects/prj_00000000000000000000000000/artifacts").status_code == 404
+
+
+def test_evidence_and_reviews_lead_to_where_they_are_shown(
+    server: str, operator: Any, agent: Callable[..., Any], signed_in: Dashboard
+) -> None:
+    worker, reviewer = agent(), agent()
+    project = work.create_project(operator.api)
+    attempt, job = working_job(operator.api, worker.api, project)
+    recorded = evidence(worker.api, attempt, jobId=job["id"])
+    assert recorded["__typename"] == "EvidencePayload", recorded
+    found = signed_in.get(f"/evidence/{recorded['evidence']['id']}", follow_redirects=False)
+    assert found.status_code == 303
+    assert found.headers["location"] == (
+        f"/tasks/{job['taskId']}#evidence-{recorded['evidence']['id']}")
+
+    delivery = deliver(operator.api, agent().api)
+    claim = claim_review(reviewer.api, delivery.project)
+    made = review(reviewer.api, claim["attempt"], delivery.submission)
+    review_id = made["review"]["id"]
+    found = signed_in.get(f"/reviews/{review_id}", follow_redirects=False)
+    assert found.status_code == 303
+    assert found.headers["location"] == f"/submissions/{delivery.submission}#review-{review_id}"
+    assert signed_in.get("/reviews/rev_00000000000000000000000000").status_code == 404

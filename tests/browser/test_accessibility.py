@@ -68,6 +68,7 @@ PAGES: list[tuple[str, Callable[[Sample], str]]] = [
     ("imports", lambda s: f"/projects/{s.project}/imports"),
     ("import-report", lambda s: f"/imports/{s.report}"),
     ("artifact", lambda s: f"/artifacts/{s.artifact}/preview"),
+    ("artifacts", lambda s: f"/projects/{s.project}/artifacts?state=nonsense"),
     ("board", lambda s: f"/projects/{s.project}/tasks"),
     ("board-filtered", lambda s: f"/projects/{s.project}/tasks?state=IN_PROGRESS&kind=nonsense"),
     ("task", lambda s: f"/tasks/{s.task}"),

@@ -37,6 +37,7 @@ from hub.errors import NotFound, Unauthenticated
 from hub.runtime import Runtime
 from hub.web.actions import action_routes
 from hub.web.agents import agents_routes
+from hub.web.artifact_list import artifact_list_routes
 from hub.web.artifacts import preview_routes
 from hub.web.board import board_routes
 from hub.web.imports import import_routes
@@ -44,6 +45,7 @@ from hub.web.jobs import jobs_routes
 from hub.web.knowledge import knowledge_routes
 from hub.web.live import live_routes
 from hub.web.pages import page_routes
+from hub.web.places import place_routes
 from hub.web.reviews import review_routes
 from hub.web.signin import SESSION_COOKIE as SESSION_COOKIE
 from hub.web.signin import login_redirect, sign_in_cookie, signin_routes
@@ -90,6 +92,8 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         *knowledge_routes(runtime),
         *import_routes(runtime),
         *preview_routes(runtime),
+        *artifact_list_routes(runtime),
+        *place_routes(runtime),
         *agents_routes(runtime),
         *action_routes(runtime),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),

@@ -21,6 +21,10 @@ _ELSEWHERE = {
     "prj": "/projects/",
     "ses": "/agents#session-",
     "prn": "/agents#principal-",
+    # Evidence and reviews have no page: their addresses lead to where they are shown,
+    # on their task's page and their submission's.
+    "evd": "/evidence/",
+    "rev": "/reviews/",
 }
 # The ids the task page shows in one of its sections, by prefix: the anchor's name.
 TASK_PAGE_ANCHORS = {
@@ -35,10 +39,24 @@ TASK_PAGE_ANCHORS = {
 }
 
 
+def page_of(reference: object) -> str | None:
+    """The address of an id with a page (or a place) of its own; None for any other."""
+    if not isinstance(reference, str):
+        return None
+    prefix = reference.partition("_")[0]
+    place = _ELSEWHERE.get(prefix)
+    return f"{place}{reference}" if place and has_prefix(reference, prefix) else None
+
+
 def id_href(
-    reference: object, *, project_id: str, task_id: str, here: Mapping[str, str]
+    reference: object,
+    *,
+    project_id: str,
+    task_id: str | None,
+    here: Mapping[str, str] | None = None,
 ) -> str | None:
-    """Where `reference` leads from a page about task `task_id`; None when it is no id.
+    """Where `reference` leads from a page about task `task_id` (if about one); None
+    when it is no id.
 
     `here` names, by prefix, the ids the page itself shows (anchor names): those link
     within the page; any other id of the task's story leads to the task page's section.
@@ -48,13 +66,14 @@ def id_href(
     prefix = reference.partition("_")[0]
     if not has_prefix(reference, prefix):
         return None
-    if prefix in here:
+    if here and prefix in here:
         return f"#{here[prefix]}-{reference}"
     if prefix == "job":
-        return f"/projects/{project_id}/tasks/{task_id}/jobs#job-{reference}"
+        jobs = f"/projects/{project_id}/tasks/{task_id}/jobs" if task_id else (
+            f"/projects/{project_id}/jobs")
+        return f"{jobs}#job-{reference}"
     if prefix == "res":
         return f"/projects/{project_id}/resources#resource-{reference}"
-    if prefix in TASK_PAGE_ANCHORS:
+    if task_id and prefix in TASK_PAGE_ANCHORS:
         return f"/tasks/{task_id}#{TASK_PAGE_ANCHORS[prefix]}-{reference}"
-    place = _ELSEWHERE.get(prefix)
-    return f"{place}{reference}" if place else None
+    return page_of(reference)

@@ -17,7 +17,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from hub.bundled import data_dir
-from hub.ids import has_prefix
+from hub.web.links import id_href, page_of
 
 TEMPLATE_DIR = data_dir("web/templates")
 STATIC_DIR = data_dir("web/static")
@@ -62,17 +62,6 @@ def _web_link(reference: str) -> str | None:
     return reference if reference.startswith(("https://", "http://")) else None
 
 
-# The ids that have a page of their own, and where it is.
-_PAGES = {"prj": "/projects/", "sub": "/submissions/", "lsn": "/lessons/", "tsk": "/tasks/"}
-
-
-def _page_of(reference: str) -> str | None:
-    """The dashboard page of an id (a project, a submission, a lesson), if it has one."""
-    prefix = reference.partition("_")[0]
-    page = _PAGES.get(prefix)
-    return f"{page}{reference}" if page and has_prefix(reference, prefix) else None
-
-
 def _page_context(request: Request) -> dict[str, Any]:
     """What every page's layout needs: who is signed in, the CSRF token for forms, and
     the notice an operator action left for the page it redirected to (shown once)."""
@@ -98,7 +87,11 @@ environment.filters["timestamp"] = _timestamp
 environment.filters["plain"] = _plain
 environment.filters["duration"] = _duration
 environment.filters["web_link"] = _web_link
-environment.filters["page_of"] = _page_of
+environment.filters["page_of"] = page_of
+# `ident|id_href(project_id, task_id)`: where an id leads from a record of that task.
+environment.filters["id_href"] = lambda ident, project_id, task_id=None: id_href(
+    ident, project_id=project_id, task_id=task_id
+)
 
 templates = Jinja2Templates(env=environment, context_processors=[_page_context])
 
