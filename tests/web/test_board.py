@@ -23,7 +23,10 @@ from tests.web.test_live_events import READ_TIMEOUT, next_event
 
 _SECTION = re.compile(r'<section class="board-group" data-board-group="([a-z_]+)"(.*?)</section>',
                       re.S)
-_CARD = re.compile(r'<li class="card" id="card-(tsk_[A-Za-z0-9]+)"(.*?)</li>', re.S)
+# A card ends where the next begins or its list does (it holds a list of actions itself).
+_CARD = re.compile(
+    r'<li class="card" id="card-(tsk_[A-Za-z0-9]+)"(.*?)</li>\s*(?=<li class="card"|</ol>)', re.S
+)
 
 
 def groups(page: str) -> dict[str, list[str]]:

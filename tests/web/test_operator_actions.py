@@ -314,3 +314,8 @@ def test_only_operators_see_the_links_to_the_actions(
     assert policy_link not in person.get(f"/projects/{scene.project}").text
     assert hold_link not in person.get(f"/projects/{scene.project}/resources").text
     assert "/release" not in person.get("/agents").text
+    # On the board, each card offers what applies to its task, and comes back to the board.
+    board = f"/projects/{scene.project}/tasks"
+    cards = op.get(board).text
+    assert f'href="/tasks/{scene.expired_task}/release?next=' in cards, cards
+    assert "operator-actions" not in person.get(board).text
