@@ -38,7 +38,7 @@ from hub.identity import service as identity
 from hub.ids import new_id
 from hub.projects import service as projects
 from hub.runtime import Runtime
-from hub.work import _tasks as work_tasks  # the ready query's SQL, shown with its plan
+from hub.work import _reading as work_reads  # the ready query's SQL, shown with its plan
 from hub.work.tables import Task, TaskCriteria, TaskPrerequisite
 
 INDEX = "ix_tasks_ready"
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
         counter = StatementCounter(runtime)
         counter.counting = True
         offered = runtime.read(
-            lambda uow: work_tasks.candidates(uow, project_id=project_id, limit=args.first)
+            lambda uow: work_reads.candidates(uow, project_id=project_id, limit=args.first)
         )
         counter.counting = False
         statements = counter.count
@@ -246,12 +246,12 @@ def main(argv: list[str] | None = None) -> None:
         service, service_cpu = time_calls(
             args.calls,
             lambda: runtime.read(
-                lambda uow: work_tasks.candidates(uow, project_id=project_id, limit=args.first)
+                lambda uow: work_reads.candidates(uow, project_id=project_id, limit=args.first)
             ),
         )
 
-        candidates_sql = compiled(runtime, work_tasks.ready_tasks(project_id, ()).limit(args.first))
-        claim_statement = work_tasks.ready_tasks(project_id, ()).limit(1)
+        candidates_sql = compiled(runtime, work_reads.ready_tasks(project_id, ()).limit(args.first))
+        claim_statement = work_reads.ready_tasks(project_id, ()).limit(1)
         if args.backend == "postgresql":
             claim_statement = claim_statement.with_for_update(skip_locked=True)
         claim_sql = compiled(runtime, claim_statement)

@@ -1,5 +1,11 @@
 """Principals, tokens, agent sessions and dashboard sign-ins.
 
+The operations live in the package's private modules and are re-exported here:
+principals in `_principals`, tokens in `_api_tokens` (their format in `_tokens`), agent
+sessions in `_agent_sessions` (the lists people read in `_listing`), dashboard sign-ins
+in `_web_sessions` and who may call what in `_permissions`. This module keeps what spans
+them: disabling a principal, authentication, the viewer and the export.
+
 Secrets leave this module exactly once, in the return value of the operation that
 made them (`create_token`, `start_session`, `open_web_session`); they are never
 stored, logged or returned again.
@@ -8,30 +14,39 @@ stored, logged or returned again.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
-from datetime import datetime
 from functools import cache
 
-from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import bindparam, select, update
 
-from hub.errors import (
-    NotFound,
-    PermissionDenied,
-    Unauthenticated,
-    ValidationFailed,
-    raises,
+from hub.errors import Unauthenticated
+from hub.events.service import About, record_event
+from hub.identity import _tokens as tokens
+from hub.identity._agent_sessions import count_active_sessions as count_active_sessions
+from hub.identity._agent_sessions import end_agent_session
+from hub.identity._agent_sessions import end_session as end_session
+from hub.identity._agent_sessions import get_session as get_session
+from hub.identity._agent_sessions import lock_active_session as lock_active_session
+from hub.identity._agent_sessions import lock_owned_session as lock_owned_session
+from hub.identity._agent_sessions import (
+    record_session_adapter_event as record_session_adapter_event,
 )
-from hub.events.service import (
-    About,
-    record_event,
-)
-from hub.identity import (
-    _tokens as tokens,
-)
+from hub.identity._agent_sessions import require_active_session as require_active_session
+from hub.identity._agent_sessions import start_session as start_session
+from hub.identity._api_tokens import create_token as create_token
+from hub.identity._api_tokens import get_token as get_token
+from hub.identity._api_tokens import issue_reporter_token as issue_reporter_token
+from hub.identity._api_tokens import list_tokens as list_tokens
+from hub.identity._api_tokens import revoke_token as revoke_token
 from hub.identity._listing import agent_sessions as agent_sessions
 from hub.identity._permissions import authorize as authorize
 from hub.identity._permissions import require_reporter_scope as require_reporter_scope
+from hub.identity._principals import clean, passwords, principal_row, principal_view
+from hub.identity._principals import create_principal as create_principal
+from hub.identity._principals import get_principal as get_principal
+from hub.identity._principals import list_principals as list_principals
+from hub.identity._principals import principal_names as principal_names
+from hub.identity._principals import set_password as set_password
 from hub.identity._web_sessions import authenticate_web_session as authenticate_web_session
 from hub.identity._web_sessions import end_web_session as end_web_session
 from hub.identity._web_sessions import (
@@ -40,11 +55,6 @@ from hub.identity._web_sessions import (
 from hub.identity._web_sessions import open_web_session as open_web_session
 from hub.identity._web_sessions import refresh_web_session as refresh_web_session
 from hub.identity._web_sessions import require_web_session as require_web_session
-from hub.identity.errors import (
-    NotYourSession,
-    PrincipalNameTaken,
-    SessionEnded,
-)
 from hub.identity.tables import (
     AgentSession,
     ApiToken,
@@ -63,133 +73,12 @@ from hub.identity.views import ViewerView as ViewerView
 from hub.identity.vocabulary import (
     CredentialKind,
     IdentityEvent,
-    PrincipalKind,
-    TokenKind,
 )
-from hub.ids import new_id
-from hub.inputs import clean_choice
-from hub.mapping import view_of
 from hub.storage.base import table_of
 from hub.storage.export import PAGE_SIZE, ExportRecord, export_chosen
 from hub.storage.unit_of_work import UnitOfWork
 
-_passwords = PasswordHasher()
-
-
-@cache
-def _dummy_hash() -> str:
-    """Verifying against this keeps a login for an unknown name as slow as a real one."""
-    return _passwords.hash("not a password")
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-def _clean(field: str, value: str, *, max_length: int = 200, required: bool = True) -> str:
-    value = value.strip()
-    if required and not value:
-        raise ValidationFailed(field, "must not be empty")
-    if len(value) > max_length:
-        raise ValidationFailed(field, f"must be at most {max_length} characters")
-    if any(ord(ch) < 32 for ch in value):
-        raise ValidationFailed(field, "must not contain control characters")
-    return value
-
-
 # --- principals -----------------------------------------------------------------------
-
-
-def create_principal(
-    uow: UnitOfWork,
-    *,
-    name: str,
-    kind: str,
-    operator: bool = False,
-    password: str | None = None,
-) -> PrincipalView:
-    name = _clean("name", name, max_length=120)
-    kind = clean_choice("kind", kind, PrincipalKind)
-    if password is not None and kind != PrincipalKind.HUMAN:
-        raise ValidationFailed("password", "only human principals log in with a password")
-    if password is not None and len(password) < 8:
-        raise ValidationFailed("password", "must be at least 8 characters")
-    if uow.session.scalar(select(Principal.id).where(Principal.name == name)) is not None:
-        raise PrincipalNameTaken(name)
-    uow.no_lock_needed("a new principal: its name's uniqueness is the unique index's")
-    row = Principal(
-        id=new_id("prn"),
-        name=name,
-        kind=kind,
-        is_operator=operator,
-        password_hash=_passwords.hash(password) if password is not None else None,
-        created_at=uow.now(),
-    )
-    uow.session.add(row)
-    uow.session.flush()
-    record_event(
-        uow,
-        IdentityEvent.PRINCIPAL_CREATED,
-        About(None, row.id),
-        by=None,
-        payload={"name": name, "kind": kind, "operator": operator},
-    )
-    return _principal_view(row)
-
-
-def get_principal(uow: UnitOfWork, principal_id_or_name: str) -> PrincipalView:
-    return _principal_view(_principal_row(uow, principal_id_or_name))
-
-
-def list_principals(uow: UnitOfWork) -> list[PrincipalView]:
-    rows = uow.session.scalars(select(Principal).order_by(Principal.created_at)).all()
-    return [_principal_view(row) for row in rows]
-
-
-def principal_names(uow: UnitOfWork, principal_ids: Collection[str]) -> dict[str, str]:
-    """Display names for principal ids (unknown ids are left out)."""
-    if not principal_ids:
-        return {}
-    rows = uow.session.execute(
-        select(Principal.id, Principal.name).where(Principal.id.in_(sorted(principal_ids)))
-    ).all()
-    return {principal_id: name for principal_id, name in rows}
-
-
-def set_password(uow: UnitOfWork, principal: str, password: str) -> None:
-    row = _principal_row(uow, principal)
-    if row.kind != PrincipalKind.HUMAN:
-        raise ValidationFailed("password", "only human principals log in with a password")
-    if len(password) < 8:
-        raise ValidationFailed("password", "must be at least 8 characters")
-    row.password_hash = _passwords.hash(password)
-
-
-def _principal_row(uow: UnitOfWork, principal_id_or_name: str, *, lock: bool = False) -> Principal:
-    """`lock`: row-locked, so issuing a credential and disabling the principal are
-    serialized (a token issued concurrently with `disable_principal` cannot survive it)."""
-    # The id wins: a principal *named* like another's id must not receive its tokens.
-    row = uow.session.get(Principal, principal_id_or_name, with_for_update=True if lock else None)
-    if row is None:
-        by_name = select(Principal).where(Principal.name == principal_id_or_name)
-        row = uow.session.scalar(by_name.with_for_update() if lock else by_name)
-    if row is None:
-        raise NotFound("principal", principal_id_or_name)
-    return row
-
-
-def _principal_view(row: Principal) -> PrincipalView:
-    return view_of(PrincipalView, row)
 
 
 def disable_principal(uow: UnitOfWork, *, principal: str, reason: str = "") -> DisabledPrincipal:
@@ -197,8 +86,8 @@ def disable_principal(uow: UnitOfWork, *, principal: str, reason: str = "") -> D
     holds is revoked (they stay revoked if it is enabled again) and its dashboard
     sign-ins end. Authentication also refuses a disabled principal's credentials, so
     nothing it holds works while it is disabled."""
-    row = _principal_row(uow, principal, lock=True)
-    reason = _clean("reason", reason, max_length=400, required=False)
+    row = principal_row(uow, principal, lock=True)
+    reason = clean("reason", reason, max_length=400, required=False)
     now = uow.now()
     newly = row.disabled_at is None
     if newly:
@@ -216,8 +105,8 @@ def disable_principal(uow: UnitOfWork, *, principal: str, reason: str = "") -> D
         )
     ).all()
     for session in live_sessions:
-        _end_agent_session(uow, session, now, reason=_because("principal disabled", reason),
-                           actor_id=None)
+        end_agent_session(uow, session, now, reason=_because("principal disabled", reason),
+                          actor_id=None)
     # The operator's reason stays in the event log; browsers are told only this.
     web_sessions_ended = end_web_sessions(
         uow, WebSession.principal_id == row.id, now, "principal disabled"
@@ -236,7 +125,7 @@ def disable_principal(uow: UnitOfWork, *, principal: str, reason: str = "") -> D
             },
         )
     return DisabledPrincipal(
-        principal=_principal_view(row),
+        principal=principal_view(row),
         sessions_ended=len(live_sessions),
         tokens_revoked=tokens_revoked,
         web_sessions_ended=web_sessions_ended,
@@ -246,140 +135,15 @@ def disable_principal(uow: UnitOfWork, *, principal: str, reason: str = "") -> D
 def enable_principal(uow: UnitOfWork, *, principal: str) -> PrincipalView:
     """Lift `disable_principal`. What it revoked stays revoked: the principal needs a
     new token (`create_token`) and a new sign-in."""
-    row = _principal_row(uow, principal, lock=True)
+    row = principal_row(uow, principal, lock=True)
     if row.disabled_at is not None:
         row.disabled_at = None
         record_event(uow, IdentityEvent.PRINCIPAL_ENABLED, About(None, row.id), by=None)
-    return _principal_view(row)
+    return principal_view(row)
 
 
 def _because(what: str, reason: str) -> str:
     return f"{what}: {reason}" if reason else what
-
-
-# --- personal tokens ------------------------------------------------------------------
-
-
-def create_token(uow: UnitOfWork, *, principal: str, label: str = "") -> IssuedToken:
-    owner = _principal_row(uow, principal, lock=True)
-    if owner.disabled_at is not None:
-        raise PermissionDenied(f"principal {owner.name!r} is disabled")
-    issued = _issue(uow, owner.id, TokenKind.PERSONAL, _clean("label", label, required=False))
-    record_event(
-        uow,
-        IdentityEvent.TOKEN_CREATED,
-        About(None, issued.token.id),
-        by=None,
-        payload={"principal": owner.id, "kind": TokenKind.PERSONAL},
-    )
-    return issued
-
-
-def revoke_token(
-    uow: UnitOfWork, *, token_id: str, by: Actor | None = None, reason: str = ""
-) -> TokenView:
-    """Revoke a token at once. `by` and `reason`: an operator in the dashboard, recorded
-    in the event; the command line revokes as the server itself, with neither. A token
-    already revoked stays as it was, and nothing is recorded again."""
-    row = uow.session.get(ApiToken, token_id, with_for_update=True)
-    if row is None:
-        raise NotFound("token", token_id)
-    reason = _clean("reason", reason, max_length=500, required=False)
-    if row.revoked_at is None:
-        row.revoked_at = uow.now()
-        record_event(
-            uow,
-            IdentityEvent.TOKEN_REVOKED,
-            About(None, row.id),
-            by=by,
-            payload={"principal": row.principal_id, "reason": reason},
-        )
-        # A browser signed in by pasting this token is signed out with it.
-        end_web_sessions(
-            uow, WebSession.signed_in_with_token_id == row.id, row.revoked_at,
-            "the token used to sign in was revoked",
-        )
-    return _token_view(row)
-
-
-def get_token(uow: UnitOfWork, token_id: str) -> TokenView:
-    row = uow.session.get(ApiToken, token_id)
-    if row is None:
-        raise NotFound("token", token_id)
-    return _token_view(row)
-
-
-def list_tokens(uow: UnitOfWork, *, principal: str) -> list[TokenView]:
-    owner = _principal_row(uow, principal)
-    rows = uow.session.scalars(
-        select(ApiToken).where(ApiToken.principal_id == owner.id).order_by(ApiToken.created_at)
-    ).all()
-    return [_token_view(row) for row in rows]
-
-
-def issue_reporter_token(
-    uow: UnitOfWork,
-    *,
-    principal_id: str,
-    session_id: str,
-    scope: dict[str, str],
-    expires_at: datetime,
-    label: str,
-) -> IssuedToken:
-    """A reporter credential for one watch window (docs/design.md, "Health, progress and
-    recovery").
-
-    Bound to the session that opened the window, so ending that session revokes it;
-    it expires at the window's deadline, and `scope` names the one attempt it serves.
-    """
-    issued = _issue(
-        uow,
-        principal_id,
-        TokenKind.REPORTER,
-        _clean("label", label),
-        session_id=session_id,
-        expires_at=expires_at,
-        scope=scope,
-    )
-    record_event(
-        uow,
-        IdentityEvent.TOKEN_CREATED,
-        About(None, issued.token.id),
-        by=principal_id,
-        payload={"principal": principal_id, "kind": TokenKind.REPORTER},
-    )
-    return issued
-
-
-def _issue(
-    uow: UnitOfWork,
-    principal_id: str,
-    kind: str,
-    label: str,
-    *,
-    session_id: str | None = None,
-    expires_at: datetime | None = None,
-    scope: dict[str, str] | None = None,
-) -> IssuedToken:
-    minted = tokens.mint(kind)
-    row = ApiToken(
-        id=minted.token_id,
-        principal_id=principal_id,
-        kind=kind,
-        label=label,
-        secret_hash=minted.secret_hash,
-        session_id=session_id,
-        scope=dict(scope or {}),
-        created_at=uow.now(),
-        expires_at=expires_at,
-    )
-    uow.session.add(row)
-    uow.session.flush()
-    return IssuedToken(token=_token_view(row), plaintext=minted.plaintext)
-
-
-def _token_view(row: ApiToken) -> TokenView:
-    return view_of(TokenView, row)
 
 
 # --- authentication -------------------------------------------------------------------
@@ -460,11 +224,17 @@ def authenticate(uow: UnitOfWork, bearer: str) -> Actor:
     )
 
 
+@cache
+def _dummy_hash() -> str:
+    """Verifying against this keeps a login for an unknown name as slow as a real one."""
+    return passwords.hash("not a password")
+
+
 def login_with_password(uow: UnitOfWork, *, name: str, password: str) -> Actor:
     row = uow.session.scalar(select(Principal).where(Principal.name == name.strip()))
     stored = row.password_hash if row is not None and row.password_hash else _dummy_hash()
     try:
-        _passwords.verify(stored, password)
+        passwords.verify(stored, password)
     except (VerificationError, InvalidHashError):
         raise Unauthenticated("unknown name or wrong password") from None
     if row is None or row.password_hash is None or row.disabled_at is not None:
@@ -482,87 +252,7 @@ def web_actor(row: Principal) -> Actor:
     )
 
 
-# --- sessions -------------------------------------------------------------------------
-
-
-@raises(PermissionDenied, ValidationFailed)
-def start_session(
-    uow: UnitOfWork,
-    actor: Actor,
-    *,
-    workstation: str,
-    harness: str,
-    harness_instance: str,
-) -> StartedSession:
-    if actor.credential != CredentialKind.PERSONAL:
-        # A session is opened with the workstation credential; a session token cannot
-        # spawn sessions of its own (that would outlive the revocation of its parent).
-        raise PermissionDenied("sessions are started with a personal token")
-    uow.no_lock_needed("a new session, opened under the credential just authenticated")
-    row = AgentSession(
-        id=new_id("ses"),
-        principal_id=actor.principal_id,
-        opened_with_token_id=actor.token_id,
-        workstation=_clean("workstation", workstation),
-        harness=_clean("harness", harness, max_length=120),
-        harness_instance=_clean("harnessInstance", harness_instance),
-        started_at=uow.now(),
-    )
-    uow.session.add(row)
-    uow.session.flush()
-    issued = _issue(
-        uow, actor.principal_id, TokenKind.SESSION, f"session {row.id}", session_id=row.id
-    )
-    record_event(
-        uow,
-        IdentityEvent.SESSION_STARTED,
-        About(None, row.id),
-        by=actor,
-        payload={"workstation": row.workstation, "harness": row.harness},
-    )
-    return StartedSession(session=_session_view(row), token=issued.plaintext)
-
-
-@raises(NotFound, PermissionDenied, ValidationFailed)
-def end_session(
-    uow: UnitOfWork, actor: Actor, *, session_id: str, reason: str = ""
-) -> SessionView:
-    """A session ends itself; an operator in the dashboard ends any session, saying why
-    (the credential table lets no other credential call this for another's session)."""
-    if actor.is_operator and actor.credential == CredentialKind.WEB:
-        row = _session_row(uow, session_id, lock=True)
-    else:
-        row = _owned_session(uow, actor, session_id, allow_ended=True, lock=True)
-    if row.ended_at is None:
-        _end_agent_session(
-            uow, row, uow.now(), reason=_clean("reason", reason, max_length=500, required=False),
-            actor_id=actor.principal_id,
-        )
-    return _session_view(row)
-
-
-def _end_agent_session(
-    uow: UnitOfWork, row: AgentSession, now: datetime, *, reason: str, actor_id: str | None
-) -> None:
-    """Ending a session revokes its tokens (the session token, reporter tokens)."""
-    row.ended_at = now
-    row.end_reason = reason
-    uow.session.execute(
-        update(ApiToken)
-        .where(ApiToken.session_id == row.id, ApiToken.revoked_at.is_(None))
-        .values(revoked_at=now)
-    )
-    record_event(
-        uow,
-        IdentityEvent.SESSION_ENDED,
-        About(None, row.id),
-        by=actor_id,
-        payload={"reason": reason},
-    )
-
-
-def get_session(uow: UnitOfWork, session_id: str) -> SessionView:
-    return _session_view(_session_row(uow, session_id))
+# --- across the parts -----------------------------------------------------------------
 
 
 def viewer(uow: UnitOfWork, actor: Actor) -> ViewerView:
@@ -572,84 +262,6 @@ def viewer(uow: UnitOfWork, actor: Actor) -> ViewerView:
         credential=actor.credential,
         session=get_session(uow, actor.session_id) if actor.session_id else None,
     )
-
-
-def require_active_session(uow: UnitOfWork, actor: Actor) -> SessionView:
-    """The caller's own live session; ownership-dependent mutations need one."""
-    if actor.session_id is None:
-        raise PermissionDenied("this operation needs a session token (startSession)")
-    return _session_view(_owned_session(uow, actor, actor.session_id, allow_ended=False))
-
-
-def lock_owned_session(uow: UnitOfWork, actor: Actor, session_id: str) -> SessionView:
-    """The caller's live session (a session token's own, or one of a personal token's
-    principal), row-locked for a change to it."""
-    return _session_view(_owned_session(uow, actor, session_id, allow_ended=False, lock=True))
-
-
-def record_session_adapter_event(
-    uow: UnitOfWork, actor: Actor, *, session_id: str, event: str
-) -> SessionView:
-    """What the harness last saw happen to the session. The caller locked the session
-    first (`lock_owned_session`), before any other row its operation locks."""
-    row = _owned_session(uow, actor, session_id, allow_ended=False, lock=True)
-    row.last_adapter_event = event
-    row.last_adapter_event_at = uow.now()
-    return _session_view(row)
-
-
-def count_active_sessions(uow: UnitOfWork) -> int:
-    value = uow.session.scalar(
-        select(func.count()).select_from(AgentSession).where(AgentSession.ended_at.is_(None))
-    )
-    return int(value or 0)
-
-
-def _session_row(uow: UnitOfWork, session_id: str, *, lock: bool = False) -> AgentSession:
-    row = uow.session.get(AgentSession, session_id, with_for_update=True if lock else None)
-    if row is None:
-        raise NotFound("session", session_id)
-    return row
-
-
-def _owned_session(
-    uow: UnitOfWork, actor: Actor, session_id: str, *, allow_ended: bool, lock: bool = False
-) -> AgentSession:
-    row = _session_row(uow, session_id, lock=lock)
-    # A session token acts only for its own session; a personal token for its principal's.
-    if row.principal_id != actor.principal_id or (
-        actor.session_id is not None and actor.session_id != row.id
-    ):
-        raise NotYourSession(session_id)
-    if not allow_ended and row.ended_at is not None:
-        raise SessionEnded(session_id)
-    return row
-
-
-def _session_view(row: AgentSession) -> SessionView:
-    return view_of(SessionView, row)
-
-
-_LOCK_SESSION = (
-    select(AgentSession)
-    .where(AgentSession.id == bindparam("session_id"))
-    .with_for_update()
-    .execution_options(populate_existing=True)
-)
-
-
-def lock_active_session(uow: UnitOfWork, actor: Actor) -> SessionView:
-    """The caller's live session, row-locked so its claims are counted one at a time."""
-    if actor.session_id is None:
-        raise PermissionDenied("this operation needs a session token (startSession)")
-    row = uow.session.scalar(_LOCK_SESSION, {"session_id": actor.session_id})
-    if row is None:
-        raise NotFound("session", actor.session_id)
-    if row.principal_id != actor.principal_id:
-        raise NotYourSession(row.id)
-    if row.ended_at is not None:
-        raise SessionEnded(row.id)
-    return _session_view(row)
 
 
 def export_principals(

@@ -15,7 +15,7 @@ from sqlalchemy import case, func, select
 
 from hub.mapping import Shortlist
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work._tasks import task_views
+from hub.work._reading import task_views
 from hub.work.tables import Attempt, Task
 from hub.work.views import TaskView
 from hub.work.vocabulary import CLAIMABLE_STATES, EffectiveTaskState, TaskState

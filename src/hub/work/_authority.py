@@ -21,6 +21,7 @@ from hub.errors import InvalidTransition, LeaseExpired, NotFound, PermissionDeni
 from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._lifecycle import end_attempt
+from hub.work._reading import task_view
 from hub.work._rows import (
     lock_task,
     reload_attempt,
@@ -29,7 +30,6 @@ from hub.work._rows import (
     session_of_attempt,
     task_id_of_attempt,
 )
-from hub.work._tasks import task_view
 from hub.work.errors import AttemptLeaseExpired, AttemptSuperseded, DispositionRequired
 from hub.work.tables import Attempt, Task
 from hub.work.views import AttemptResult, AttemptView, attempt_view

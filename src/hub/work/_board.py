@@ -99,7 +99,7 @@ def board_text_terms(text: str) -> list[str]:
 
 
 def _in_group(group: BoardGroup) -> ColumnElement[bool]:
-    """Membership of a group, as the effective state has it (`_tasks.effective_state`)."""
+    """Membership of a group, as the effective state has it (`_reading.effective_state`)."""
     match group:
         case BoardGroup.READY:
             return and_(Task.state == TaskState.OPEN, Task.blocked_count == 0)

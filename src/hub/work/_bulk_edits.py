@@ -23,12 +23,12 @@ from hub.work import _dependencies as dependencies
 from hub.work import _similar as similar
 from hub.work._briefs import lock_existing
 from hub.work._bulk import Closure
+from hub.work._closing import close
+from hub.work._reading import current_criteria
 from hub.work._rows import is_complete, lock_task
 from hub.work._tasks import (
     KINDS_NEEDING_CRITERIA,
     SUBMITTED_STATES,
-    close,
-    current_criteria,
 )
 from hub.work.errors import CycleRefused
 from hub.work.tables import Task, TaskCriteria, TaskLabel, TaskPrerequisite

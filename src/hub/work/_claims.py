@@ -40,9 +40,9 @@ from hub.storage.unit_of_work import UnitOfWork
 from hub.work._authority import view_of
 from hub.work._independence import Reviewer, excluded_submissions, require_independent
 from hub.work._lifecycle import end_attempt
+from hub.work._reading import ready_tasks, task_view, unfinished_original
 from hub.work._recovery import recovery_packet
 from hub.work._rows import COMPLETE, lock_task, require_attempt, require_task
-from hub.work._tasks import ready_tasks, task_view, unfinished_original
 from hub.work.errors import DuplicateOfUnfinished, NoEligibleTask, RecoveryRequired, TaskOwned
 from hub.work.tables import Attempt, Task, TaskPrerequisite
 from hub.work.views import ClaimResult, RecoveryClaim

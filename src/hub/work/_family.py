@@ -15,8 +15,8 @@ from sqlalchemy import func, select
 
 from hub.projects import service as projects
 from hub.storage.unit_of_work import UnitOfWork
+from hub.work._reading import task_views
 from hub.work._rows import require_task
-from hub.work._tasks import task_views
 from hub.work.tables import Task, TaskCriteria, TaskPrerequisite
 from hub.work.views import CriteriaRevisionView, TaskGraph, TaskView, WaitEdge
 from hub.work.vocabulary import WaitKind

@@ -30,6 +30,7 @@ from hub.inputs import clean_choice, clean_text
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._authority import HOLDING, attempt_result, hold, view_of
 from hub.work._lifecycle import release_worktrees
+from hub.work._reading import task_view
 from hub.work._rows import (
     lock_task,
     reload_attempt,
@@ -37,7 +38,6 @@ from hub.work._rows import (
     require_task,
     task_id_of_attempt,
 )
-from hub.work._tasks import task_view
 from hub.work.tables import Attempt, AttemptNote, Checkpoint, Submission, Task, Worktree
 from hub.work.views import (
     AttemptResult,

@@ -23,8 +23,8 @@ from hub.projects.service import PolicyView
 from hub.projects.vocabulary import ReviewPolicy
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._lifecycle import end_attempt, mark_done, require_current_criteria
+from hub.work._reading import task_view
 from hub.work._rows import lock_task, require_task
-from hub.work._tasks import task_view
 from hub.work.tables import Attempt, Submission, Task, TaskCriteria, Worktree
 from hub.work.views import (
     SubmissionView,

@@ -39,6 +39,13 @@ from hub.work._briefs import TaskBrief, lock_tasks, tasks_by_source
 from hub.work._bulk import Closure, PlannedTask, Ref, create_tasks, find_cycle
 from hub.work._bulk_edits import PlannedEdit, edit_tasks
 from hub.work._claims import ClaimRequest, claim_recovery, claim_task
+from hub.work._closing import (
+    MAX_CLOSE_NOTE,
+    MAX_REOPEN_CONDITION,
+    close_task,
+    link_tasks,
+    reopen_task,
+)
 from hub.work._family import (
     children_of,
     criteria_history,
@@ -56,6 +63,16 @@ from hub.work._leases import (
     renew_lease,
     session_attempts,
 )
+from hub.work._reading import (
+    TaskFilter,
+    candidates,
+    get_task,
+    get_tasks,
+    list_tasks,
+    similar_tasks,
+    task_links,
+    task_view,
+)
 from hub.work._recovery import add_recovery_note, record_recovery_disposition, recovery_packet
 from hub.work._rows import session_of_attempt
 from hub.work._submissions import (
@@ -67,26 +84,13 @@ from hub.work._submissions import (
     submit_attempt,
 )
 from hub.work._tasks import (
-    MAX_CLOSE_NOTE,
-    MAX_REOPEN_CONDITION,
     NewTask,
     TaskEdit,
     TaskFields,
-    TaskFilter,
-    candidates,
     clean_fields,
     clean_labels,
-    close_task,
     create_task,
     edit_task,
-    get_task,
-    get_tasks,
-    link_tasks,
-    list_tasks,
-    reopen_task,
-    similar_tasks,
-    task_links,
-    task_view,
 )
 from hub.work._workflow import (
     Contributors,

@@ -124,7 +124,7 @@ class Task(Base):
     created_by: Mapped[str] = mapped_column(ForeignKey("principals.id"))
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # What full-text search finds the task by (migration 0012's index): the words of its
-    # title, outcome and current criteria (`_tasks.search_text`), rewritten by every
+    # title, outcome and current criteria (`_similar.search_text_of`), rewritten by every
     # create and edit; '' for workflow tasks, which are never searched.
     search_text: Mapped[str] = mapped_column(Text, default="", server_default="")
 
