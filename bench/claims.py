@@ -91,11 +91,7 @@ def prepare(runtime: Runtime, agents: int, tasks: int) -> Fixture:
             uow, name="bench-operator", kind="human", operator=True
         )
         operator_token = identity.create_token(uow, principal=operator.id, label="bench")
-        tokens = []
-        for index in range(agents):
-            agent = identity.create_principal(uow, name=f"bench-agent-{index:03d}", kind="agent")
-            tokens.append(identity.create_token(uow, principal=agent.id, label="bench").plaintext)
-        return operator.id, operator_token.plaintext, tokens
+        return operator.id, operator_token.plaintext, create_agents(uow, agents)
 
     operator_id, operator_token, tokens = runtime.write(people)
     project = runtime.write(
@@ -105,6 +101,15 @@ def prepare(runtime: Runtime, agents: int, tasks: int) -> Fixture:
     )
     insert_tasks(runtime, project.id, operator_id, tasks)
     return Fixture(project.id, operator_id, tokens)
+
+
+def create_agents(uow: Any, count: int) -> list[str]:
+    """`count` agents, each its own principal: their personal tokens."""
+    tokens = []
+    for index in range(count):
+        agent = identity.create_principal(uow, name=f"bench-agent-{index:03d}", kind="agent")
+        tokens.append(identity.create_token(uow, principal=agent.id, label="bench").plaintext)
+    return tokens
 
 
 def insert_tasks(runtime: Runtime, project_id: str, created_by: str, count: int) -> None:
@@ -365,9 +370,17 @@ def _key() -> str:
 
 
 def run_agents(
-    server: Server, tokens: list[str], project_id: str, *, warmup: float, seconds: float
+    server: Server,
+    tokens: list[str],
+    project_id: str,
+    *,
+    warmup: float,
+    seconds: float,
+    start: float | None = None,
 ) -> Tally:
-    start = time.perf_counter()
+    """One agent a session token, each in its own thread; the window opens `warmup`
+    seconds after `start` (by `time.perf_counter`; default now) and lasts `seconds`."""
+    start = time.perf_counter() if start is None else start
     window = (start + warmup, start + warmup + seconds)
     tallies = [Tally() for _ in tokens]
     threads = [

@@ -23,6 +23,23 @@ viewers (default 10) at once, each asking in turn, `--rounds` times (default 20)
 and before that the same with one viewer and no other load (`board_alone_p95_ms`,
 `board_small_alone_p95_ms`, `healthz_alone_p95_ms`);
 
+then the same viewers ask in turn again, for `--claim-seconds` (default 8, after a
+second's warm-up), while `--claim-agents` agents (default 32; 0 leaves this phase and its
+figures out), each its own principal and session, run bench/claims.py's claim cycle in a
+closed loop (claimTask, renewLease, recordAcceptance, submitAttempt) on a third project of
+ready tasks, so the big board stays as it is:
+
+- `board_under_claims_p95_ms`: `/projects/{big}/tasks` in that window
+  (`board_under_claims_requests` of them); `board_under_claims_ratio` is it over
+  `board_alone_p95_ms`, and beside `board_p95_ms` it shows what the claims add;
+- `claims_p95_ms`: the claimTask requests answered in that window, the one request of
+  the cycle bench/claims.py times (its `p50_ms`, `p99_ms`), not the whole cycle;
+- `claims_cycles_per_s`: those claims a second, each the start of one cycle (claims.py's
+  `claims_per_s`);
+- `double_owned`: claims.py's check of the database once the server has stopped: tasks
+  with more than one active attempt, or whose current attempt is not their active one
+  (must be 0);
+
 then, with no viewer asking, `--streams` open boards (default 50: the board's live
 stream, `/projects/{big}/tasks/live`) while `--changes` tasks (default 10) are claimed
 over the API one after another: `sse_p99_ms` is the time from sending a claim to each
@@ -39,9 +56,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import re
 import sqlite3
+import sys
 import threading
 import time
 import uuid
@@ -52,7 +71,15 @@ from typing import Any
 
 import httpx
 import psycopg
-from claims import served
+from claims import (
+    Server,
+    check,
+    create_agents,
+    insert_tasks,
+    run_agents,
+    served,
+    start_sessions,
+)
 from scratch import Scratch, ms, percentile, scratch_database
 
 from hub.identity import service as identity
@@ -68,6 +95,10 @@ DONE_SHARE = 0.58
 CLOSED_SHARE = 0.03
 BLOCKED_SHARE = 0.10
 AGENTS = 10
+CLAIM_WARMUP = 1.0
+# Ready tasks for the claim cycles: several times what 32 agents finish a second on a
+# 2-core machine with nothing else asking (about 40), so they never run out in the window.
+CLAIM_TASKS_PER_SECOND = 250
 WORDS = (
     "parser", "cache", "lexer", "index", "upload", "review", "merge", "deploy", "schema",
     "token", "session", "lease", "config", "board", "search", "queue", "report", "import",
@@ -116,9 +147,14 @@ def prepare(runtime: Runtime, args: argparse.Namespace) -> dict[str, Any]:
         actor = identity.authenticate(uow, token)
         made = [projects.create_project(uow, actor, name=f"project {n:02d}").id
                 for n in range(args.projects)]
-        return {"token": token, "agent_token": agent_token, "big": made[0], "small": made[1]}
+        return {"token": token, "agent_token": agent_token, "big": made[0], "small": made[1],
+                "claims": made[2], "claim_tokens": create_agents(uow, args.claim_agents),
+                "operator": operator.id}
 
     made = runtime.write(people)
+    if args.claim_agents:
+        count = int(CLAIM_TASKS_PER_SECOND * (CLAIM_WARMUP + args.claim_seconds))
+        insert_tasks(runtime, made["claims"], made["operator"], count)
     for project, count in ((made["big"], args.tasks), (made["small"], SMALL_TASKS)):
         planned = plan(count, rng)
 
@@ -213,28 +249,81 @@ def _keep_cookies(client: httpx.Client, response: httpx.Response) -> None:
 
 
 def timed_pages(
-    clients: list[httpx.Client], paths: dict[str, str], rounds: int
+    clients: list[httpx.Client], paths: dict[str, str], rounds: int = 0,
+    window: tuple[float, float] | None = None,
 ) -> dict[str, list[float]]:
-    """Every client asks for every path in turn, `rounds` times, all clients at once."""
+    """Every client asks for every path in turn, all clients at once: `rounds` times, or,
+    given a window (its opening and close by `time.perf_counter`), until it closes,
+    timing only the requests made wholly inside it."""
     timings: dict[str, list[float]] = {name: [] for name in paths}
     lock = threading.Lock()
+    measure_from, stop_at = window or (-math.inf, math.inf)
+    asks = rounds * len(paths) if window is None else sys.maxsize
 
     def run(client: httpx.Client, offset: int) -> None:
         names = list(paths)
-        for number in range(rounds * len(names)):
+        for number in range(asks):
             name = names[(number + offset) % len(names)]
             started = time.perf_counter()
+            if started >= stop_at:
+                return
             answer = client.get(paths[name])
-            took = time.perf_counter() - started
+            ended = time.perf_counter()
             if answer.status_code != 200:
                 raise SystemExit(f"{paths[name]}: {answer.status_code} {answer.text[:300]}")
-            with lock:
-                timings[name].append(took)
+            if started >= measure_from and ended <= stop_at:
+                with lock:
+                    timings[name].append(ended - started)
 
     with ThreadPoolExecutor(len(clients)) as pool:
         for done in [pool.submit(run, client, n) for n, client in enumerate(clients)]:
             done.result()
     return timings
+
+
+def under_claims(
+    server: Server, clients: list[httpx.Client], paths: dict[str, str],
+    tokens: list[str], project: str, seconds: float,
+) -> tuple[dict[str, list[float]], list[float]]:
+    """The pages' timings and the claimTask requests' over one window of `seconds`: an
+    agent per session token runs bench/claims.py's claim cycle on `project` while the
+    viewers ask for `paths` in turn; both measure from `CLAIM_WARMUP` seconds after the
+    agents start."""
+    start = time.perf_counter()
+    window = (start + CLAIM_WARMUP, start + CLAIM_WARMUP + seconds)
+    with ThreadPoolExecutor(1) as pool:
+        agents = pool.submit(run_agents, server, tokens, project, warmup=CLAIM_WARMUP,
+                             seconds=seconds, start=start)  # fmt: skip
+        timings = timed_pages(clients, paths, window=window)
+        tally = agents.result()
+    if tally.failure:  # a dead agent leaves the server less loaded than the figure says
+        raise SystemExit(f"a claiming agent stopped early: {tally.failure}")
+    if tally.exhausted:
+        raise SystemExit("the claims project ran out of ready tasks: raise CLAIM_TASKS_PER_SECOND")
+    claimed = tally.latencies["claim"]
+    _say(f"claims: {len(claimed)} cycles, claimTask p50 {ms(percentile(claimed, 50))} ms, "
+         f"p95 {ms(percentile(claimed, 95))} ms; problems returned {dict(tally.problems)}")
+    return timings, claimed
+
+
+def claims_figures(
+    scratch: Scratch, board: list[float], claimed: list[float], board_alone: float,
+    seconds: float,
+) -> dict[str, Any]:
+    """The claims phase's figures, and the claims bench's ownership check of the database
+    once the server has stopped."""
+    runtime = scratch.runtime()
+    double_owned, _ = check(runtime)
+    runtime.close()
+    under = percentile(board, 95)
+    return {
+        "board_under_claims_p95_ms": ms(under),
+        "board_under_claims_requests": len(board),
+        "board_under_claims_ratio": round(under / board_alone, 2) if board_alone else None,
+        "claims_p95_ms": ms(percentile(claimed, 95)),
+        "claims_cycles_per_s": round(len(claimed) / seconds, 1),
+        "double_owned": double_owned,
+    }
 
 
 def sse_delivery(
@@ -294,13 +383,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--streams", type=int, default=50)
     parser.add_argument("--changes", type=int, default=10)
+    parser.add_argument("--claim-agents", type=int, default=32, help="0: no claims phase")
+    parser.add_argument("--claim-seconds", type=float, default=8.0)
     parser.add_argument("--database-url", help="SQLite file, or a hub_bench* PostgreSQL db")
     parser.add_argument("--server-wrapper", default="",
                         help="command the server runs under, e.g. 'py-spy record -o d.svg --'")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args(argv)
-    if args.tasks < SMALL_TASKS or args.projects < 2:
-        parser.error(f"--tasks must be at least {SMALL_TASKS} and --projects at least 2")
+    if args.tasks < SMALL_TASKS or args.projects < 3:
+        parser.error(f"--tasks must be at least {SMALL_TASKS} and --projects at least 3")
 
     with scratch_database(args.backend, args.database_url, keep=args.keep) as scratch:
         started = time.perf_counter()
@@ -313,7 +404,9 @@ def main(argv: list[str] | None = None) -> None:
             finish_some(scratch, project, made[project], now)
         _say(f"{args.backend}: {args.projects} projects, {args.tasks} + {SMALL_TASKS} tasks in "
              f"{time.perf_counter() - started:.1f} s; scratch {scratch.folder}")
-        with served(scratch, workers=1, synchronous="NORMAL", pool_size=args.viewers,
+        # The claims bench's pool for one server process when agents claim beside the viewers.
+        pool_size = max(args.viewers, min(args.claim_agents, 20))
+        with served(scratch, workers=1, synchronous="NORMAL", pool_size=pool_size,
                     wrapper=args.server_wrapper) as server:  # fmt: skip
             operator = Api(server.url, made["token"])
             for project in (big, small):
@@ -335,10 +428,16 @@ def main(argv: list[str] | None = None) -> None:
             timed_pages(clients, paths, 2)  # warm-up
             alone = timed_pages(clients[:1], paths, args.rounds)
             timings = timed_pages(clients, paths, args.rounds)
+            measured = {"alone": alone, f"{args.viewers} viewers": timings}
+            if args.claim_agents:
+                tokens = start_sessions(server.url, made["claim_tokens"])
+                beside, claimed = under_claims(server, clients, paths, tokens, made["claims"],
+                                               args.claim_seconds)  # fmt: skip
+                measured[f"{args.viewers} viewers, {args.claim_agents} agents claiming"] = beside
             for client in clients:
                 client.close()
-            for label, measured in (("alone", alone), (f"{args.viewers} viewers", timings)):
-                for name, values in measured.items():
+            for label, values_by_name in measured.items():
+                for name, values in values_by_name.items():
                     _say(f"{name} ({label}): p50 {ms(percentile(values, 50))} ms, "
                          f"p95 {ms(percentile(values, 95))} ms over {len(values)}")
             rest = claimable[args.in_progress: args.in_progress + args.changes]
@@ -347,6 +446,12 @@ def main(argv: list[str] | None = None) -> None:
             delivered = sse_delivery(server.url, big, args.streams, changes)
             _say(f"sse: {len(delivered)} deliveries, p50 {ms(percentile(delivered, 50))} ms, "
                  f"p99 {ms(percentile(delivered, 99))} ms")
+
+        board_alone = percentile(alone["board"], 95)
+        beside_claims = {}
+        if args.claim_agents:
+            beside_claims = claims_figures(scratch, beside["board"], claimed, board_alone,
+                                           args.claim_seconds)  # fmt: skip
 
     board = percentile(timings["board"], 95)
     board_small = percentile(timings["board_small"], 95)
@@ -361,12 +466,14 @@ def main(argv: list[str] | None = None) -> None:
         "board_ratio": round(board / board_small, 2) if board_small else None,
         "home_p95_ms": ms(percentile(timings["home"], 95)),
         "healthz_p95_ms": ms(percentile(timings["healthz"], 95)),
-        "board_alone_p95_ms": ms(percentile(alone["board"], 95)),
+        "board_alone_p95_ms": ms(board_alone),
         "board_small_alone_p95_ms": ms(percentile(alone["board_small"], 95)),
         "healthz_alone_p95_ms": ms(percentile(alone["healthz"], 95)),
         "streams": args.streams,
         "deliveries": len(delivered),
         "sse_p99_ms": ms(percentile(delivered, 99)),
+        "claim_agents": args.claim_agents,
+        **beside_claims,
         "seconds": round(time.perf_counter() - started, 1),
     }))
 
