@@ -23,19 +23,22 @@ viewers (default 10) at once, each asking in turn, `--rounds` times (default 20)
 and before that the same with one viewer and no other load (`board_alone_p95_ms`,
 `board_small_alone_p95_ms`, `healthz_alone_p95_ms`);
 
-then the same viewers ask in turn again, for `--claim-seconds` (default 8, after a
-second's warm-up), while `--claim-agents` agents (default 32; 0 leaves this phase and its
-figures out), each its own principal and session, run bench/claims.py's claim cycle in a
-closed loop (claimTask, renewLease, recordAcceptance, submitAttempt) on a third project of
-ready tasks, so the big board stays as it is:
+then `--claim-agents` agents (default 32; 0 leaves this phase and its figures out), each
+its own principal and session, run bench/claims.py's claim cycle in a closed loop
+(claimTask, renewLease, recordAcceptance, submitAttempt) on a third project of ready
+tasks, so the big board stays as it is: for `--claim-seconds` (default 8, after a
+second's warm-up) alone, then as long again while `--claim-viewers` supervisors (default
+1: someone with the board open, reloading it as fast as it comes) ask for the big board:
 
-- `board_under_claims_p95_ms`: `/projects/{big}/tasks` in that window
+- `board_under_claims_p95_ms`: `/projects/{big}/tasks` in the second window
   (`board_under_claims_requests` of them); `board_under_claims_ratio` is it over
-  `board_alone_p95_ms`, and beside `board_p95_ms` it shows what the claims add;
-- `claims_p95_ms`: the claimTask requests answered in that window, the one request of
-  the cycle bench/claims.py times (its `p50_ms`, `p99_ms`), not the whole cycle;
-- `claims_cycles_per_s`: those claims a second, each the start of one cycle (claims.py's
-  `claims_per_s`);
+  `board_alone_p95_ms` (the same board, same viewer count, nothing else running);
+- `claims_p95_ms`, `claims_cycles_per_s`: the claimTask requests answered in the second
+  window (the one request of the cycle bench/claims.py times for its `p50_ms`/`p99_ms`,
+  not the whole cycle), and the cycles a second (claims.py's `claims_per_s`);
+  `claims_alone_p95_ms`, `claims_alone_cycles_per_s` the same in the first window, and
+  `claims_slowdown` the p95 with the board over the p95 without it: what watching the
+  board costs the agents;
 - `double_owned`: claims.py's check of the database once the server has stopped: tasks
   with more than one active attempt, or whose current attempt is not their active one
   (must be 0);
@@ -153,7 +156,8 @@ def prepare(runtime: Runtime, args: argparse.Namespace) -> dict[str, Any]:
 
     made = runtime.write(people)
     if args.claim_agents:
-        count = int(CLAIM_TASKS_PER_SECOND * (CLAIM_WARMUP + args.claim_seconds))
+        # Two windows: the agents alone, then beside the board's viewers.
+        count = int(CLAIM_TASKS_PER_SECOND * 2 * (CLAIM_WARMUP + args.claim_seconds))
         insert_tasks(runtime, made["claims"], made["operator"], count)
     for project, count in ((made["big"], args.tasks), (made["small"], SMALL_TASKS)):
         planned = plan(count, rng)
@@ -287,28 +291,29 @@ def under_claims(
 ) -> tuple[dict[str, list[float]], list[float]]:
     """The pages' timings and the claimTask requests' over one window of `seconds`: an
     agent per session token runs bench/claims.py's claim cycle on `project` while the
-    viewers ask for `paths` in turn; both measure from `CLAIM_WARMUP` seconds after the
-    agents start."""
+    viewers (if any) ask for `paths` in turn; both measure from `CLAIM_WARMUP` seconds
+    after the agents start."""
     start = time.perf_counter()
     window = (start + CLAIM_WARMUP, start + CLAIM_WARMUP + seconds)
     with ThreadPoolExecutor(1) as pool:
         agents = pool.submit(run_agents, server, tokens, project, warmup=CLAIM_WARMUP,
                              seconds=seconds, start=start)  # fmt: skip
-        timings = timed_pages(clients, paths, window=window)
+        timings = timed_pages(clients, paths, window=window) if clients else {}
         tally = agents.result()
     if tally.failure:  # a dead agent leaves the server less loaded than the figure says
         raise SystemExit(f"a claiming agent stopped early: {tally.failure}")
     if tally.exhausted:
         raise SystemExit("the claims project ran out of ready tasks: raise CLAIM_TASKS_PER_SECOND")
     claimed = tally.latencies["claim"]
-    _say(f"claims: {len(claimed)} cycles, claimTask p50 {ms(percentile(claimed, 50))} ms, "
-         f"p95 {ms(percentile(claimed, 95))} ms; problems returned {dict(tally.problems)}")
+    _say(f"claims beside {len(clients)} viewers: {len(claimed)} cycles, claimTask p50 "
+         f"{ms(percentile(claimed, 50))} ms, p95 {ms(percentile(claimed, 95))} ms; "
+         f"problems returned {dict(tally.problems)}")
     return timings, claimed
 
 
 def claims_figures(
-    scratch: Scratch, board: list[float], claimed: list[float], board_alone: float,
-    seconds: float,
+    scratch: Scratch, board: list[float], claimed: list[float], claimed_alone: list[float],
+    board_alone: float, seconds: float,
 ) -> dict[str, Any]:
     """The claims phase's figures, and the claims bench's ownership check of the database
     once the server has stopped."""
@@ -316,12 +321,16 @@ def claims_figures(
     double_owned, _ = check(runtime)
     runtime.close()
     under = percentile(board, 95)
+    claims, claims_alone = percentile(claimed, 95), percentile(claimed_alone, 95)
     return {
         "board_under_claims_p95_ms": ms(under),
         "board_under_claims_requests": len(board),
         "board_under_claims_ratio": round(under / board_alone, 2) if board_alone else None,
-        "claims_p95_ms": ms(percentile(claimed, 95)),
+        "claims_p95_ms": ms(claims),
         "claims_cycles_per_s": round(len(claimed) / seconds, 1),
+        "claims_alone_p95_ms": ms(claims_alone),
+        "claims_alone_cycles_per_s": round(len(claimed_alone) / seconds, 1),
+        "claims_slowdown": round(claims / claims_alone, 2) if claims_alone else None,
         "double_owned": double_owned,
     }
 
@@ -384,7 +393,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--streams", type=int, default=50)
     parser.add_argument("--changes", type=int, default=10)
     parser.add_argument("--claim-agents", type=int, default=32, help="0: no claims phase")
-    parser.add_argument("--claim-seconds", type=float, default=8.0)
+    parser.add_argument("--claim-seconds", type=float, default=8.0, help="each window")
+    parser.add_argument("--claim-viewers", type=int, default=1,
+                        help="viewers reloading the board beside the claims")
     parser.add_argument("--database-url", help="SQLite file, or a hub_bench* PostgreSQL db")
     parser.add_argument("--server-wrapper", default="",
                         help="command the server runs under, e.g. 'py-spy record -o d.svg --'")
@@ -431,9 +442,13 @@ def main(argv: list[str] | None = None) -> None:
             measured = {"alone": alone, f"{args.viewers} viewers": timings}
             if args.claim_agents:
                 tokens = start_sessions(server.url, made["claim_tokens"])
-                beside, claimed = under_claims(server, clients, paths, tokens, made["claims"],
-                                               args.claim_seconds)  # fmt: skip
-                measured[f"{args.viewers} viewers, {args.claim_agents} agents claiming"] = beside
+                _, claimed_alone = under_claims(server, [], {}, tokens, made["claims"],
+                                                args.claim_seconds)  # fmt: skip
+                supervisors = clients[: args.claim_viewers]
+                beside, claimed = under_claims(server, supervisors, {"board": paths["board"]},
+                                               tokens, made["claims"], args.claim_seconds)
+                label = f"{len(supervisors)} viewers, {args.claim_agents} agents claiming"
+                measured[label] = beside
             for client in clients:
                 client.close()
             for label, values_by_name in measured.items():
@@ -450,8 +465,8 @@ def main(argv: list[str] | None = None) -> None:
         board_alone = percentile(alone["board"], 95)
         beside_claims = {}
         if args.claim_agents:
-            beside_claims = claims_figures(scratch, beside["board"], claimed, board_alone,
-                                           args.claim_seconds)  # fmt: skip
+            beside_claims = claims_figures(scratch, beside["board"], claimed, claimed_alone,
+                                           board_alone, args.claim_seconds)  # fmt: skip
 
     board = percentile(timings["board"], 95)
     board_small = percentile(timings["board_small"], 95)

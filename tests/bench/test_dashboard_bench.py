@@ -27,6 +27,7 @@ def test_the_dashboard_bench_runs_at_a_tiny_size(backend: str) -> None:
         figures[name] > 0
         for name in ("board_p95_ms", "board_small_p95_ms", "home_p95_ms", "healthz_p95_ms",
                      "board_alone_p95_ms", "sse_p99_ms", "board_under_claims_p95_ms",
-                     "board_under_claims_ratio", "claims_p95_ms", "claims_cycles_per_s")
+                     "board_under_claims_ratio", "claims_p95_ms", "claims_cycles_per_s",
+                     "claims_alone_p95_ms", "claims_alone_cycles_per_s", "claims_slowdown")
     ), figures
     assert (figures["claim_agents"], figures["double_owned"]) == (2, 0)
