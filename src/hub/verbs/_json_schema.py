@@ -55,14 +55,16 @@ def field_description(schema: GraphQLSchema, kind: str, field: str) -> str | Non
     return description
 
 
-def arguments_schema(schema: GraphQLSchema, operation: OperationDefinitionNode) -> dict[str, Any]:
+def arguments_schema(
+    schema: GraphQLSchema, operation: OperationDefinitionNode, input_type: str | None
+) -> dict[str, Any]:
+    """What an operation takes: the fields of its input object type `input_type` (a
+    mutation's), else its variables."""
+    if input_type is not None:
+        kind = schema.type_map[input_type]
+        assert isinstance(kind, GraphQLInputObjectType), f"{input_type}: no input object"
+        return _object(kind, ())
     definitions = operation.variable_definitions or ()
-    if len(definitions) == 1 and definitions[0].variable.name.value == "input":
-        declared = type_from_ast(schema, definitions[0].type)
-        if isinstance(declared, GraphQLNonNull) and isinstance(
-            declared.of_type, GraphQLInputObjectType
-        ):
-            return _object(declared.of_type, ())
     descriptions = _argument_descriptions(schema, operation)
     properties: dict[str, Any] = {}
     required: list[str] = []

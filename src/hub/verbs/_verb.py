@@ -126,7 +126,7 @@ class Verb:
         """The JSON Schema of every argument, from the schema's input types."""
         from hub.verbs._json_schema import arguments_schema
 
-        return arguments_schema(schema(), _operation(self.name))
+        return arguments_schema(schema(), _operation(self.name), self.input_type)
 
     def tool_schema(self) -> dict[str, Any]:
         """The JSON Schema of what a caller gives: without the arguments a client fills
