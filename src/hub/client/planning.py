@@ -250,10 +250,8 @@ class PlanningApi(HubApi):
         return self.send(Mutation(name, input, answer))
 
     def _read(self, name: str, variables: dict[str, Any], record: type[R]) -> R | None:
-        data, _ = self.run(name, variables)
         with reading(name):
-            found = data.get(name)
-            return from_graphql(record, found) if found else None
+            return self._one(record, name, variables)
 
     # --- tasks -------------------------------------------------------------------------
 

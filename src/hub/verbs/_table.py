@@ -62,7 +62,7 @@ _DECLARED = (
     Verb("recordValidation", fills=(*_HELD, "integrationId"), defaults=("evidenceIds",)),
     Verb("reconcileIntegration", defaults=("integrationId",)),
     # --- jobs and evidence ------------------------------------------------------------
-    Verb("registerJob", fills=_HELD, defaults=("jobId", "producer", "runnerHost")),
+    Verb("registerJob", fills=_HELD, defaults=("jobId", "producer", "runnerHost", "checkout")),
     Verb("observeJob", defaults=("jobId",)),
     Verb("finishJob", defaults=("jobId",)),
     Verb("job"),
