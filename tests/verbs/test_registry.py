@@ -13,7 +13,7 @@ import graphql
 import jsonschema
 import pytest
 
-from hub.verbs import ALWAYS_FILLED, VERBS, Kind, UnknownVerb, Verb, schema, verb
+from hub.verbs import ALWAYS_FILLED, VERBS, Kind, UnknownVerb, Verb, api_schema, verb
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = sorted(VERBS)
@@ -24,21 +24,22 @@ def test_a_verbs_document_is_one_named_operation_valid_against_the_schema(name: 
     found = verb(name)
     assert found.path == ROOT / "graphql" / "operations" / f"{name}.graphql"
     document = graphql.parse(found.document)
-    assert graphql.validate(schema(), document) == []
+    assert graphql.validate(api_schema(), document) == []
     (operation,) = [
         d for d in document.definitions if isinstance(d, graphql.OperationDefinitionNode)
     ]
     assert operation.name is not None
     assert operation.name.value == found.operation_name
     assert found.kind is Kind(operation.operation.value)
-    root = schema().mutation_type if found.kind is Kind.MUTATION else schema().query_type
+    schema = api_schema()
+    root = schema.mutation_type if found.kind is Kind.MUTATION else schema.query_type
     assert root is not None
     assert found.field in root.fields
 
 
 def test_the_registry_reads_the_committed_schema() -> None:
     committed = graphql.build_schema((ROOT / "graphql" / "schema.graphql").read_text())
-    assert graphql.print_schema(schema()) == graphql.print_schema(committed)
+    assert graphql.print_schema(api_schema()) == graphql.print_schema(committed)
 
 
 @pytest.mark.parametrize("name", NAMES)

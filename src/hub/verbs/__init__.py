@@ -13,6 +13,8 @@ harness hooks all send these same documents; nobody writes one out again.
                  of what a caller gives (`tool_schema()`: without what a client fills in
                  itself, `filled`), and `variables(arguments)` to send it with
     Kind         query or mutation
+    ALWAYS_FILLED  what a client fills in wherever an input has it (the idempotency key)
+    api_schema   the API's GraphQL schema, built from `graphql/schema.graphql`
 
 The files and `graphql/schema.graphql` (the exported SDL they are checked against) sit at
 the repository's top level; a wheel carries them inside the package (`hub.bundled`).
@@ -22,7 +24,14 @@ parses nothing until asked: sending a document reads its file, no more.
 """
 
 from hub.verbs._table import VERBS
-from hub.verbs._verb import ALWAYS_FILLED, Kind, UnknownVerb, Verb, operations_dir, schema
+from hub.verbs._verb import (
+    ALWAYS_FILLED,
+    Kind,
+    UnknownVerb,
+    Verb,
+    api_schema,
+    operations_dir,
+)
 
 
 def verb(name: str) -> Verb:
@@ -33,5 +42,6 @@ def verb(name: str) -> Verb:
 
 
 __all__ = [
-    "ALWAYS_FILLED", "VERBS", "Kind", "UnknownVerb", "Verb", "operations_dir", "schema", "verb",
+    "ALWAYS_FILLED", "VERBS", "Kind", "UnknownVerb", "Verb", "api_schema", "operations_dir",
+    "verb",
 ]  # fmt: skip

@@ -119,14 +119,14 @@ class Verb:
         of its root field, else of the comment that opens its file."""
         from hub.verbs._json_schema import field_description
 
-        described = field_description(schema(), self.kind.value, self.field)
+        described = field_description(api_schema(), self.kind.value, self.field)
         return _first_sentence(described or _leading_comment(self.document))
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of every argument, from the schema's input types."""
         from hub.verbs._json_schema import arguments_schema
 
-        return arguments_schema(schema(), _operation(self.name), self.input_type)
+        return arguments_schema(api_schema(), _operation(self.name), self.input_type)
 
     def tool_schema(self) -> dict[str, Any]:
         """The JSON Schema of what a caller gives: without the arguments a client fills
@@ -169,7 +169,7 @@ def _operation(name: str) -> OperationDefinitionNode:
 
 
 @functools.cache
-def schema() -> GraphQLSchema:
+def api_schema() -> GraphQLSchema:
     """The API's schema as exported (`graphql/schema.graphql`)."""
     from graphql import build_schema
 
