@@ -9,11 +9,12 @@ ARG PYTHON_VERSION=3.11
 
 FROM python:${PYTHON_VERSION}-slim AS build
 WORKDIR /src
-# What the wheel is made of (pyproject.toml maps migrations/ and web/ into it).
+# What the wheel is made of (pyproject.toml maps migrations/, web/ and graphql/ into it).
 COPY pyproject.toml README.md ./
 COPY src ./src
 COPY migrations ./migrations
 COPY web ./web
+COPY graphql ./graphql
 RUN python -m pip wheel --no-cache-dir --no-deps --wheel-dir /dist .
 
 FROM python:${PYTHON_VERSION}-slim AS runtime

@@ -28,3 +28,11 @@ def test_a_domain_module_shows_its_face_and_hides_the_rest(module: str) -> None:
         f"hub.{module}: a module that is not part of the face must be private (leading _)"
     )
     assert names >= REQUIRED, f"hub.{module} lacks {sorted(REQUIRED - names)}"
+
+
+def test_the_verbs_show_their_face_in_their_init_alone() -> None:
+    """`hub.verbs`, shared by the client and the server, is used through its `__init__`."""
+    package = Path(hub.__file__).parent / "verbs"
+    names = {path.stem for path in package.glob("*.py")}
+    assert "__init__" in names
+    assert all(n.startswith("_") for n in names), sorted(names)

@@ -1,11 +1,13 @@
-"""The data folders hub ships: Alembic's migrations and the dashboard's templates and
-static files.
+"""The data folders hub ships: Alembic's migrations, the dashboard's templates and
+static files, and the GraphQL operations every client sends with the schema they are
+checked against (`hub.verbs`).
 
 In the repository they sit at the top level (`migrations/`, `web/templates/`,
-`web/static/`), where whoever writes a migration or edits a page finds them without
-reading Python. A built wheel carries copies inside the package, under `hub/_data/`
-(the mapping is `force-include` in pyproject.toml), so an installed hub (pip, pipx,
-uv tool, the container image) finds them through the package wherever it is installed.
+`web/static/`, `graphql/`), where whoever writes a migration, edits a page or copies an
+operation finds them without reading Python. A built wheel carries copies inside the
+package, under `hub/_data/` (the mapping is `force-include` in pyproject.toml), so an
+installed hub (pip, pipx, uv tool, the container image) finds them through the package
+wherever it is installed.
 A checkout used in place (an editable install, or `src` on `PYTHONPATH`) has no such
 copies and uses the top-level folders; this module is the one place that knows it.
 """

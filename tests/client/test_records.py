@@ -1,6 +1,6 @@
 """The client's records are read and selected by their declarations, and agree with the
-schema: a field is added to a record once, and every document that selects the record
-asks for it. These need no server."""
+schema: a field is added to a record once, and every verb's file that answers the record
+must ask for it (tests/client/test_operation_files.py). These need no server."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ from hub.client.mapping import (
     to_graphql,
 )
 from hub.client.operations import Mutation, problem_of
+from hub.verbs import verb
+from tests.support.selections import missing
 
 SCHEMA = graphql.build_schema(
     (Path(__file__).resolve().parents[2] / "graphql" / "schema.graphql").read_text()
@@ -127,7 +129,10 @@ def test_a_mutation_is_one_value_for_the_pending_record_and_the_request() -> Non
     assert claim.variables() == {"input": {"projectId": "prj_1", "kinds": []}}
     document = graphql.parse(claim.document)
     assert not graphql.validate(SCHEMA, document), claim.document
-    assert f"... on ClaimPayload {{ {selection(results.AttemptResult)} }}" in claim.document
+    # The document is the verb's file, and it selects what the answer record reads.
+    assert claim.document == verb("claimTask").path.read_text()
+    wanted = f"{{ claimTask {{ ... on ClaimPayload {{ {selection(results.AttemptResult)} }} }} }}"
+    assert missing(claim.document, wanted) == []
 
 
 def test_a_problem_in_the_result_union_is_read_with_its_details() -> None:

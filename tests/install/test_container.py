@@ -186,7 +186,7 @@ def test_every_path_the_dockerfile_copies_is_in_the_build_context(stages: list[S
         assert (ROOT / source).exists(), f"COPY {source}: no such path in the repository"
         assert not dockerignored(source, patterns), f"COPY {source}: excluded by .dockerignore"
     # What the wheel needs: the package and the folders pyproject.toml maps into it.
-    for needed in ("pyproject.toml", "README.md", "src", "migrations", "web"):
+    for needed in ("pyproject.toml", "README.md", "src", "migrations", "web", "graphql"):
         assert needed in copied, needed
 
 
@@ -224,6 +224,8 @@ def test_what_the_build_stage_copies_is_enough_to_build_the_wheel(
     assert "hub/_data/migrations/env.py" in names
     assert "hub/_data/web/templates/base.html" in names
     assert "hub/_data/web/static/site.css" in names
+    assert "hub/_data/graphql/schema.graphql" in names
+    assert "hub/_data/graphql/operations/claimTask.graphql" in names
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ BUNDLED = {
     "migrations": "hub/_data/migrations",
     "web/templates": "hub/_data/web/templates",
     "web/static": "hub/_data/web/static",
+    "graphql": "hub/_data/graphql",
 }
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -61,7 +62,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-def test_the_wheel_carries_every_migration_template_and_static_file(wheel: Path) -> None:
+def test_the_wheel_carries_every_migration_template_static_file_and_operation(
+    wheel: Path,
+) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         entry_points = archive.read(
@@ -169,6 +172,15 @@ def test_an_installed_wheel_migrates_serves_and_lets_people_in(
     assert answer.json() == {
         "data": {"viewer": {"principal": {"name": "builder-1", "kind": "AGENT"}}}
     }, answer.text
+
+    # The agent client's documents are the operation files inside the package, and the
+    # verbs' input schemas are read off the schema carried beside them.
+    verbs = run(hub.parent / "python", "-c",
+                "from hub.verbs import verb; claim = verb('claimTask');"
+                " print(claim.path); print(claim.summary); print(claim.tool_schema()['required'])",
+                cwd=site, env=env)
+    assert "hub/_data/graphql/operations/claimTask.graphql" in verbs, verbs
+    assert "['projectId']" in verbs, verbs
 
     # The demo works there too, its credentials kept in the installer's directory.
     demo = run(hub, "demo", cwd=site, env=env)

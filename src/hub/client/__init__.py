@@ -4,7 +4,8 @@
                   read and selected by their declarations (`mapping`)
     Mutation      one request as a value: name, input, the payload record (`operations`)
     HubApi        GraphQL over HTTP: sends a `Mutation`, and the queries the agent
-                  client needs (`api`)
+                  client needs (`api`); every document is a verb's file under
+                  graphql/operations/ (`hub.verbs`, shared with the server)
     StateFile     the 0600 local state: session, current attempt (with the submission and
                   integration it is for), pending keys (`state`)
     deadline      the conservative local deadline (docs/agent-cli.md)

@@ -2,9 +2,11 @@
 
 `HubApi.send` sends a mutation (`hub.client.operations.Mutation`) and reads its payload
 into the record the mutation names; the queries the agent client needs are methods,
-each answering records of `hub.client.results`. Every document selects what its
-records declare (`hub.client.mapping`). Answers that report a lease carry `sent` (when
-the request left, for the local deadline) and `raw` (the payload as received).
+each answering records of `hub.client.results` read by their declarations
+(`hub.client.mapping`). Every document, a mutation's or a query's, is a verb's file
+under `graphql/operations/` (`hub.verbs`; `run` sends one). Answers that report a lease
+carry `sent` (when the request left, for the local deadline) and `raw` (the payload as
+received).
 
 Failures raise one of `hub.client.errors`: a `ProblemError` for a problem payload,
 `TransportFailure` when no definite answer arrived. An answer that does not have the
@@ -25,12 +27,11 @@ import httpx
 
 from hub.client.deadline import LocalClock, Sent, SystemLocalClock
 from hub.client.errors import ProblemError, RequestRejected, TransportFailure, Unauthenticated
-from hub.client.mapping import from_graphql, selection
+from hub.client.mapping import from_graphql
 from hub.client.operations import Mutation, Payload, problem_of
 from hub.client.results import (
     Attempt,
     AttemptSnapshot,
-    Finding,
     Integration,
     Job,
     RecoveryPacket,
@@ -39,6 +40,7 @@ from hub.client.results import (
     Task,
     Viewer,
 )
+from hub.verbs import verb
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 # An import is answered after its last item is applied, in one transaction.
@@ -238,6 +240,10 @@ class HubApi:
         typename = "".join(word.capitalize() for word in code.split("_"))
         raise ProblemError(typename, code, message, details)
 
+    def run(self, name: str, variables: dict[str, Any]) -> Answer:
+        """Send the verb `name`'s document (`hub.verbs`) with these variables."""
+        return self.execute(verb(name).document, variables)
+
     def send(self, mutation: Mutation[A], idempotency_key: str | None = None) -> A:
         """Run a mutation; a problem in its result union raises `ProblemError`."""
         data, sent = self.execute(mutation.document, mutation.variables(idempotency_key))
@@ -251,16 +257,12 @@ class HubApi:
 
     @_readable
     def viewer(self) -> Viewer:
-        data, sent = self.execute(f"query Viewer {{ viewer {{ {selection(Viewer)} }} }}", {})
+        data, sent = self.run("viewer", {})
         return from_graphql(Viewer, data["viewer"], sent=sent)
 
     @_readable
     def attempt(self, attempt_id: str) -> AttemptSnapshot | None:
-        data, sent = self.execute(
-            "query Attempt($id: ID!) { viewer { serverTime }"
-            f" attempt(id: $id) {{ {selection(Attempt)} }} }}",
-            {"id": attempt_id},
-        )
+        data, sent = self.run("attempt", {"id": attempt_id})
         if data.get("attempt") is None:
             return None
         return AttemptSnapshot(
@@ -271,54 +273,28 @@ class HubApi:
 
     @_readable
     def task(self, task_id: str) -> Task | None:
-        return self._one(Task, "task", "Task($id: ID!)", "task(id: $id)", {"id": task_id})
+        return self._one(Task, "task", {"id": task_id})
 
     @_readable
     def submission(self, submission_id: str) -> SubmissionReview | None:
-        return self._one(
-            SubmissionReview,
-            "submission",
-            "Submission($id: ID!)",
-            "submission(id: $id)",
-            {"id": submission_id},
-        )
+        return self._one(SubmissionReview, "submission", {"id": submission_id})
 
     @_readable
     def integration(self, integration_id: str) -> Integration | None:
-        return self._one(
-            Integration,
-            "integration",
-            "Integration($id: ID!)",
-            "integration(id: $id)",
-            {"id": integration_id},
-        )
+        return self._one(Integration, "integration", {"id": integration_id})
 
     @_readable
     def recovery_packet(self, task_id: str) -> RecoveryPacket | None:
-        return self._one(
-            RecoveryPacket,
-            "recoveryPacket",
-            "Packet($id: ID!)",
-            "recoveryPacket(taskId: $id)",
-            {"id": task_id},
-        )
+        return self._one(RecoveryPacket, "recoveryPacket", {"taskId": task_id})
 
     @_readable
     def job(self, job_id: str) -> Job | None:
-        return self._one(Job, "job", "Job($id: ID!)", "job(id: $id)", {"id": job_id})
+        return self._one(Job, "job", {"id": job_id})
 
-    def _one(
-        self,
-        record: type[R],
-        name: str,
-        operation: str,
-        field: str,
-        variables: dict[str, Any],
-    ) -> R | None:
-        """One object by id, or None if the server knows none."""
-        data, _ = self.execute(
-            f"query {operation} {{ {field} {{ {selection(record)} }} }}", variables
-        )
+    def _one(self, record: type[R], name: str, variables: dict[str, Any]) -> R | None:
+        """One object (the verb `name`'s field of the same name), or None if the server
+        knows none."""
+        data, _ = self.run(name, variables)
         found = data.get(name)
         return from_graphql(record, found) if found else None
 
@@ -326,11 +302,8 @@ class HubApi:
     def candidates(
         self, project_id: str, *, kinds: Sequence[str] = (), first: int = 20
     ) -> list[Task]:
-        data, _ = self.execute(
-            "query Candidates($projectId: ID!, $kinds: [TaskKind!], $first: Int!) {"
-            " candidates(projectId: $projectId, kinds: $kinds, first: $first)"
-            f" {{ {selection(Task)} }} }}",
-            {"projectId": project_id, "kinds": list(kinds) or None, "first": first},
+        data, _ = self.run(
+            "candidates", {"projectId": project_id, "kinds": list(kinds) or None, "first": first}
         )
         return [from_graphql(Task, t) for t in data["candidates"]]
 
@@ -342,15 +315,13 @@ class HubApi:
         found: list[Task] = []
         after: str | None = None
         while True:
-            data, _ = self.execute(
-                "query Tasks($p: ID!, $kinds: [TaskKind!], $states: [TaskState!],"
-                " $after: String) { tasks(projectId: $p, kinds: $kinds, states: $states,"
-                f" first: 100, after: $after) {{ edges {{ node {{ {selection(Task)} }} }}"
-                " pageInfo { hasNextPage endCursor } } }",
+            data, _ = self.run(
+                "tasks",
                 {
-                    "p": project_id,
+                    "projectId": project_id,
                     "kinds": list(kinds) or None,
                     "states": list(states) or None,
+                    "first": 100,
                     "after": after,
                 },
             )
@@ -362,56 +333,27 @@ class HubApi:
 
     @_readable
     def repositories(self, project_id: str, remote_urls: Sequence[str] = ()) -> Repositories:
-        """The project's repositories, and for each of `remote_urls` the one it binds
-        (matched by the server, which normalises every spelling of a remote)."""
-        fields = selection(Repository)
-        declared = "".join(f", $u{i}: String" for i in range(len(remote_urls)))
-        matches = " ".join(
-            f"m{i}: repositories(remoteUrl: $u{i}) {{ {fields} }}" for i in range(len(remote_urls))
-        )
-        data, _ = self.execute(
-            f"query Repositories($p: ID!{declared}) {{ project(id: $p) {{"
-            f" repositories {{ {fields} }} {matches} }} }}",
-            {"p": project_id, **{f"u{i}": url for i, url in enumerate(remote_urls)}},
-        )
-        project = data.get("project")
-        if project is None:
-            return Repositories([], [[] for _ in remote_urls])
-        return Repositories(
-            [from_graphql(Repository, r) for r in project["repositories"]],
-            [
-                [from_graphql(Repository, r) for r in project[f"m{i}"]]
-                for i in range(len(remote_urls))
-            ],
-        )
-
-    @_readable
-    def findings(self, submission_ids: Sequence[str]) -> list[Finding]:
-        """Every finding raised on these submissions, in the order given."""
-        if not submission_ids:
-            return []
-        declared = ", ".join(f"$s{i}: ID!" for i in range(len(submission_ids)))
-        selected = " ".join(
-            f"s{i}: submission(id: $s{i}) {{ findings {{ {selection(Finding)} }} }}"
-            for i in range(len(submission_ids))
-        )
-        data, _ = self.execute(
-            f"query Findings({declared}) {{ {selected} }}",
-            {f"s{i}": sid for i, sid in enumerate(submission_ids)},
-        )
-        return [
-            from_graphql(Finding, f)
-            for i in range(len(submission_ids))
-            for f in (data.get(f"s{i}") or {}).get("findings", [])
-        ]
+        """The project's repositories, and for each of `remote_urls` the ones it binds
+        (matched by the server, which normalises every spelling of a remote): one
+        request a remote URL, or one without any."""
+        of_project: list[Repository] | None = None
+        matched: list[list[Repository]] = []
+        asked: list[str | None] = [*remote_urls] or [None]
+        for url in asked:
+            data, _ = self.run("repositories", {"projectId": project_id, "remoteUrl": url})
+            project = data.get("project")
+            if project is None:
+                return Repositories([], [[] for _ in remote_urls])
+            if of_project is None:
+                of_project = [from_graphql(Repository, r) for r in project["repositories"]]
+            if url is not None:
+                matched.append([from_graphql(Repository, r) for r in project["matched"]])
+        return Repositories(of_project or [], matched)
 
     @_readable
     def resource_ids(self, project_id: str) -> dict[str, str]:
         """The resources the project can reserve: key -> id."""
-        data, _ = self.execute(
-            "query Resources($p: ID!) { resources(projectId: $p) { resource { id key } } }",
-            {"p": project_id},
-        )
+        data, _ = self.run("resources", {"projectId": project_id})
         return {
             str(item["resource"]["key"]): str(item["resource"]["id"]) for item in data["resources"]
         }
@@ -419,13 +361,7 @@ class HubApi:
     @_readable
     def resolve_project(self, alias: str) -> str:
         """The id of the one project an id, alias or remote URL names; never a guess."""
-        data, _ = self.execute(
-            "query ResolveProject($alias: String!) { resolveProject(alias: $alias) {"
-            " __typename ... on Project { id }"
-            " ... on AmbiguousProject { code message candidates { id name matched } }"
-            " ... on NotFound { code message what } } }",
-            {"alias": alias},
-        )
+        data, _ = self.run("resolveProject", {"alias": alias})
         result: dict[str, Any] = data["resolveProject"]
         if result.get("__typename") != "Project":
             raise problem_of(result)

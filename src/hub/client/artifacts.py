@@ -140,9 +140,7 @@ def _size_of(path: Path, named: str) -> int:
 def _project_of(api: HubApi, *, job_id: str | None, task_id: str | None) -> str:
     """The project of the job or the task the file is for."""
     what, ident = ("job", job_id) if job_id is not None else ("task", task_id)
-    data, _ = api.execute(
-        f"query AttachedTo($id: ID!) {{ {what}(id: $id) {{ projectId }} }}", {"id": ident}
-    )
+    data, _ = api.run(what, {"id": ident})
     found = data.get(what)
     if not found:
         raise ProblemError("NotFound", "NOT_FOUND", f"{what} {ident!r} does not exist",

@@ -44,9 +44,12 @@ def brief_of(api: HubApi, task: Task) -> TaskBrief:
         repository = repositories[0]
     if branch is None and packet is not None:
         branch = next((c.branch for c in reversed(packet.checkpoints) if c.branch), None)
-    findings = api.findings([s.id for s in packet.submissions]) if packet is not None else []
-    # Each submission answers with its task's findings: keep each once.
-    findings = list({f.id: f for f in findings}.values())
+    # A submission answers with its task's findings, raised on any of its submissions:
+    # the subject's are those of the task it is for, else the latest submission's are.
+    findings = []
+    if packet is not None and packet.submissions:
+        reviewed = subject or api.submission(packet.submissions[-1].id)
+        findings = reviewed.findings if reviewed is not None else []
     return TaskBrief(
         task=task,
         repository=repository,

@@ -17,7 +17,7 @@ by the server) or else the state file's attempt's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,7 +27,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 from hub.client.api import HubApi, reading
 from hub.client.engine import ClientEngine, require_session
 from hub.client.errors import UsageError
-from hub.client.mapping import GIVEN, RECEIVED, RECEIVED_UNTYPED, from_graphql, selection
+from hub.client.mapping import GIVEN, RECEIVED, RECEIVED_UNTYPED, from_graphql
 from hub.client.operations import Mutation
 from hub.client.state import AgentState
 
@@ -187,27 +187,6 @@ class LocalInstructions:
 
 # --- the commands -----------------------------------------------------------------------
 
-# Each query's variables and their GraphQL types: its document is made from them.
-_PARAMETERS: Mapping[str, Mapping[str, str]] = {
-    "searchKnowledge": {
-        "projectId": "ID!",
-        "query": "String",
-        "tags": "[String!]",
-        "scope": "SearchScope!",
-        "first": "Int",
-        "after": "String",
-    },
-    "orientation": {
-        "projectId": "ID!",
-        "localInstructions": "[LocalInstructionFile!]",
-        "sinceEvent": "Int",
-        "tags": "[String!]",
-        "taskId": "ID",
-        "scope": "SearchScope!",
-    },
-}
-
-
 class InProject(NamedTuple):
     """A command's connection, the state file as it read it, and the project it is about."""
 
@@ -222,15 +201,9 @@ class InProject(NamedTuple):
         return attempt.task_id if attempt and attempt.project_id == self.project_id else None
 
     def query(self, operation: str, record: type[R], variables: dict[str, Any], **given: Any) -> R:
-        """One query, its answer read into `record` (`given`: the record's GIVEN fields)."""
-        parameters = _PARAMETERS[operation]
-        declared = ", ".join(f"${name}: {kind}" for name, kind in parameters.items())
-        arguments = ", ".join(f"{name}: ${name}" for name in parameters)
-        data, _ = self.api.execute(
-            f"query {operation[0].upper()}{operation[1:]}({declared}) {{"
-            f" {operation}({arguments}) {{ {selection(record)} }} }}",
-            {**variables, "projectId": self.project_id},
-        )
+        """One query about the project, its answer read into `record` (`given`: the
+        record's GIVEN fields)."""
+        data, _ = self.api.run(operation, {**variables, "projectId": self.project_id})
         with reading(operation):
             return from_graphql(record, data[operation], **given)
 

@@ -3,24 +3,23 @@
 `Mutation(name, input, answer)` is everything about one request: the operation, its
 input (without the idempotency key), and the payload record its answer is read into.
 The same value is recorded with a pending idempotency key in the state file (its name
-and input are what a retry must repeat) and sent (`HubApi.send`): the document is
-derived from the answer's declaration (`hub.client.mapping.selection`), or is one of
-the fixed documents of `hub.client.planning.DOCUMENTS`.
+and input are what a retry must repeat) and sent (`HubApi.send`): the document is the
+verb's file, `graphql/operations/<name>.graphql` (`hub.verbs`), which the command line,
+the MCP tools and the hooks all send. The file selects at least what the answer record
+reads, and asks for the details of only the problems its result union holds
+(`hub.client.problems`); tests/client/test_operation_files.py keeps both true.
 
-A problem in a mutation's result union is read into a `ProblemError` (`problem_of`);
-a document asks for the details of only the problems its union holds
-(`hub.client.problems`).
+A problem in a mutation's result union is read into a `ProblemError` (`problem_of`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from hub.client.errors import NothingToClaim, ProblemError
-from hub.client.mapping import selection
-from hub.client.problems import problem_selection
+from hub.verbs import verb
 
 
 class Payload(Protocol):
@@ -40,19 +39,10 @@ class Mutation(Generic[A]):
     name: str
     input: Mapping[str, Any]
     answer: type[A]
-    # A fixed document (the copyable ones of `hub.client.planning`); else derived.
-    fixed_document: str | None = field(default=None, compare=False)
 
     @property
     def document(self) -> str:
-        if self.fixed_document is not None:
-            return self.fixed_document
-        title = self.name[0].upper() + self.name[1:]
-        return (
-            f"mutation {title}($input: {title}Input!) {{ {self.name}(input: $input) {{"
-            f" __typename {problem_selection(self.name)}"
-            f" ... on {self.answer.graphql_type} {{ {selection(self.answer)} }} }} }}"
-        )
+        return verb(self.name).document
 
     def variables(self, idempotency_key: str | None = None) -> dict[str, Any]:
         sent = dict(self.input)

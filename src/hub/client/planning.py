@@ -2,12 +2,11 @@
 
 `PlanningApi` is a `HubApi` with one method per planning operation (create, edit,
 show, list, similar, close, reopen, link and the prerequisites of tasks; create, show, list,
-repositories and policy of projects). Each sends one of the documents in `DOCUMENTS`,
-which are also the copyable files under `graphql/operations/` (a test keeps the two
-identical), and answers a record read by its declaration (`hub.client.mapping`) that
-keeps the payload as received in `raw`. The documents are written out as text, not
-derived from the records: a field added to a record is added to its document here, and
-to the file.
+repositories and policy of projects). Each sends a verb's file under
+`graphql/operations/` (`hub.verbs`), so what a reader copies from there is what the
+command line sends, and answers a record read by its declaration (`hub.client.mapping`)
+that keeps the payload as received in `raw`. A field added to a record is added to its
+file too (tests/client/test_operation_files.py fails until it is).
 
 Which server and credential a command uses is `hub.client.connection`.
 """
@@ -23,174 +22,10 @@ from typing import Any, ClassVar, TypeVar
 from hub.client.api import HubApi, reading
 from hub.client.mapping import RECEIVED, RECEIVED_UNTYPED, from_graphql
 from hub.client.operations import Mutation, Payload
-from hub.client.problems import problem_selection
 from hub.client.results import Attempt, Submission
 
 A = TypeVar("A", bound=Payload)
 R = TypeVar("R")
-
-# --- the documents ----------------------------------------------------------------------
-
-_TASK_FRAGMENT = """
-fragment TaskFields on Task {
-  id projectId kind title outcome priority
-  state effectiveState
-  parentId required prerequisiteIds blockedCount
-  revision criteriaRevision acceptanceCriteria
-  generation currentAttemptId subjectSubmissionId
-  closeReason closeNote reopenCondition
-  sourceSystem sourceId
-  createdAt createdBy updatedAt
-}"""
-
-_POLICY_FIELDS = """
-    revision reviewPolicy requiredAgentApprovals requiredHumanApprovals
-    humanMayApproveOwnAgent recoveryMode leaseSeconds heartbeatSeconds
-    maxWatchWindowSeconds maxActiveAttemptsPerSession agentsMayReviseRules
-    createdAt createdBy"""
-
-_PROJECT_FRAGMENT = f"""
-fragment ProjectFields on Project {{
-  id name description aliases policyRevision createdAt createdBy
-  repositories {{ id remoteUrl binding defaultBranch aliases createdAt }}
-  policy {{{_POLICY_FIELDS}
-  }}
-}}"""
-
-
-def _problems(mutation: str) -> str:
-    """The problems `mutation`'s union holds, one spread a line (`hub.client.problems`)."""
-    return "\n    " + problem_selection(mutation, separator="\n    ")
-
-
-def _task_mutation(name: str, payload: str = "TaskPayload", extra: str = "") -> str:
-    title = name[0].upper() + name[1:]
-    return f"""mutation {title}($input: {title}Input!) {{
-  {name}(input: $input) {{
-    __typename
-    ... on {payload} {{ task {{ ...TaskFields }}{extra} serverTime }}{_problems(name)}
-  }}
-}}
-{_TASK_FRAGMENT}
-"""
-
-
-_SIMILAR_FIELDS = "rank relevance sharedWords queryWords likelyDuplicate unfinished"
-
-DOCUMENTS: dict[str, str] = {
-    "createTask": _task_mutation(
-        "createTask",
-        "CreateTaskPayload",
-        f"\n      similar {{ task {{ ...TaskFields }} {_SIMILAR_FIELDS} }}\n      replay",
-    ),
-    "editTask": _task_mutation("editTask"),
-    "closeTask": _task_mutation("closeTask"),
-    "reopenTask": _task_mutation("reopenTask"),
-    "linkTasks": _task_mutation("linkTasks"),
-    "addPrerequisite": _task_mutation("addPrerequisite"),
-    "removePrerequisite": _task_mutation("removePrerequisite"),
-    "task": f"""query Task($id: ID!) {{
-  task(id: $id) {{
-    ...TaskFields
-    currentAttempt {{
-      id projectId taskId sessionId principalId workstation kind generation state
-      isCurrent leaseExpired holdsAuthority staleProgress expiresAt leaseSeconds
-      heartbeatSeconds criteriaRevision disposition startedAt lastProgressAt
-      lease {{ attemptId generation expiresAt heartbeatSeconds }}
-    }}
-    prerequisites {{ id kind title state effectiveState }}
-    submissions {{
-      id projectId taskId attemptId principalId outcome result handoff
-      candidateRevision criteriaRevision policyRevision createdAt
-    }}
-    links {{ taskId kind otherTaskId createdAt createdBy }}
-    duplicateOf {{ id kind title state effectiveState }}
-  }}
-}}
-{_TASK_FRAGMENT}
-""",
-    "tasks": f"""query Tasks(
-  $projectId: ID!
-  $states: [TaskState!]
-  $kinds: [TaskKind!]
-  $parentId: ID
-  $first: Int
-  $after: String
-) {{
-  tasks(
-    projectId: $projectId
-    states: $states
-    kinds: $kinds
-    parentId: $parentId
-    first: $first
-    after: $after
-  ) {{
-    edges {{ cursor node {{ ...TaskFields }} }}
-    pageInfo {{ hasNextPage endCursor }}
-  }}
-}}
-{_TASK_FRAGMENT}
-""",
-    "candidates": f"""query Candidates($projectId: ID!, $kinds: [TaskKind!], $first: Int!) {{
-  candidates(projectId: $projectId, kinds: $kinds, first: $first) {{ ...TaskFields }}
-}}
-{_TASK_FRAGMENT}
-""",
-    "similarTasks": f"""query SimilarTasks($projectId: ID!, $text: String!, $first: Int!) {{
-  similarTasks(projectId: $projectId, text: $text, first: $first) {{
-    task {{ ...TaskFields }}
-    {_SIMILAR_FIELDS}
-  }}
-}}
-{_TASK_FRAGMENT}
-""",
-    "createProject": f"""mutation CreateProject($input: CreateProjectInput!) {{
-  createProject(input: $input) {{
-    __typename
-    ... on CreateProjectPayload {{
-      project {{ ...ProjectFields }}
-      serverTime
-    }}{_problems("createProject")}
-  }}
-}}
-{_PROJECT_FRAGMENT}
-""",
-    "addRepository": f"""mutation AddRepository($input: AddRepositoryInput!) {{
-  addRepository(input: $input) {{
-    __typename
-    ... on AddRepositoryPayload {{
-      repository {{ id projectId remoteUrl binding defaultBranch aliases createdAt }}
-      serverTime
-    }}{_problems("addRepository")}
-  }}
-}}
-""",
-    "setProjectPolicy": f"""mutation SetProjectPolicy($input: SetProjectPolicyInput!) {{
-  setProjectPolicy(input: $input) {{
-    __typename
-    ... on SetProjectPolicyPayload {{
-      policy {{{_POLICY_FIELDS}
-      }}
-      serverTime
-    }}{_problems("setProjectPolicy")}
-  }}
-}}
-""",
-    "project": f"""query Project($id: ID!) {{
-  project(id: $id) {{ ...ProjectFields }}
-}}
-{_PROJECT_FRAGMENT}
-""",
-    "projects": f"""query Projects($first: Int, $after: String) {{
-  projects(first: $first, after: $after) {{
-    edges {{ cursor node {{ ...ProjectFields }} }}
-    pageInfo {{ hasNextPage endCursor }}
-  }}
-}}
-{_PROJECT_FRAGMENT}
-""",
-}
-
 
 # --- what comes back --------------------------------------------------------------------
 
@@ -412,13 +247,11 @@ class PlanningApi(HubApi):
     """The planning operations of the hub API, as one bearer token sees them."""
 
     def _change(self, name: str, input: dict[str, Any], answer: type[A]) -> A:
-        return self.send(Mutation(name, input, answer, fixed_document=DOCUMENTS[name]))
+        return self.send(Mutation(name, input, answer))
 
-    def _read(self, name: str, variables: dict[str, Any], field: str, record: type[R]) -> R | None:
-        data, _ = self.execute(DOCUMENTS[name], variables)
+    def _read(self, name: str, variables: dict[str, Any], record: type[R]) -> R | None:
         with reading(name):
-            found = data.get(field)
-            return from_graphql(record, found) if found else None
+            return self._one(record, name, variables)
 
     # --- tasks -------------------------------------------------------------------------
 
@@ -536,7 +369,7 @@ class PlanningApi(HubApi):
         )
 
     def task_details(self, task_id: str) -> TaskDetails | None:
-        return self._read("task", {"id": task_id}, "task", TaskDetails)
+        return self._read("task", {"id": task_id}, TaskDetails)
 
     def tasks(
         self,
@@ -556,23 +389,22 @@ class PlanningApi(HubApi):
             "first": first,
             "after": after,
         }
-        data, _ = self.execute(DOCUMENTS["tasks"], variables)
+        data, _ = self.run("tasks", variables)
         with reading("tasks"):
             return from_graphql(TaskPage, data["tasks"])
 
     def ready_tasks(
         self, project_id: str, *, kinds: Sequence[str] = (), first: int = 20
     ) -> list[PlannedTask]:
-        data, _ = self.execute(
-            DOCUMENTS["candidates"],
-            {"projectId": project_id, "kinds": list(kinds) or None, "first": first},
+        data, _ = self.run(
+            "candidates", {"projectId": project_id, "kinds": list(kinds) or None, "first": first}
         )
         with reading("candidates"):
             return [from_graphql(PlannedTask, t) for t in data["candidates"]]
 
     def similar_tasks(self, project_id: str, text: str, *, first: int = 10) -> list[SimilarTask]:
-        data, _ = self.execute(
-            DOCUMENTS["similarTasks"], {"projectId": project_id, "text": text, "first": first}
+        data, _ = self.run(
+            "similarTasks", {"projectId": project_id, "text": text, "first": first}
         )
         with reading("similarTasks"):
             return [from_graphql(SimilarTask, found) for found in data["similarTasks"]]
@@ -617,9 +449,9 @@ class PlanningApi(HubApi):
         )
 
     def project(self, project_id: str) -> Project | None:
-        return self._read("project", {"id": project_id}, "project", Project)
+        return self._read("project", {"id": project_id}, Project)
 
     def projects(self, *, first: int | None = None, after: str | None = None) -> ProjectPage:
-        data, _ = self.execute(DOCUMENTS["projects"], {"first": first, "after": after})
+        data, _ = self.run("projects", {"first": first, "after": after})
         with reading("projects"):
             return from_graphql(ProjectPage, data["projects"])

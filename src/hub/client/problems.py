@@ -1,8 +1,9 @@
 """Which problems each mutation can answer, and the selection that reads them.
 
 A document may spread only members of its mutation's result union (`... on LeaseExpired`
-under a union without it does not validate), so the client asks for the details (`what`,
-`field`, `blockers`, `candidates`) of only the problems its mutation can answer;
+under a union without it does not validate), so a verb's file asks for the details
+(`what`, `field`, `blockers`, `candidates`) of only the problems its mutation can answer,
+and `problem_selection` is what the client reads of them (a test holds each file to it);
 `... on Problem { code message }` fits every one. Which those are is the server's schema
 (`graphql/schema.graphql`), copied into `hub.client.problem_table` by `render_table`
 (`make schema`; a test keeps the two identical): the client reads no server code.
