@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from hub.cli.agent import hooks as hooks_cli
 from hub.cli.agent import options as agent_cli_module
 from hub.storage.database import Database
 from tests.client.conftest import AgentCli, LoseResponses
@@ -248,3 +249,14 @@ def test_a_hook_gives_up_within_its_budget_and_logs_why(
     assert time.monotonic() - began < 3
     assert context == ""
     assert "HOOK_TIMED_OUT: the hook's time budget of 0.5s ran out" in hook.log()[0]
+
+
+def test_a_fault_of_the_hook_itself_is_logged_and_the_hook_exits_0(
+    hook: Hook, started: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(hooks_cli, "run_hook", broken)
+    assert hook("stop", stdin=recorded("stop")).stdout == ""
+    assert "claude-code Stop: failed: RuntimeError: a bug" in hook.log()[0]

@@ -43,6 +43,7 @@ from hub.client.knowledge import Orientation
 T = TypeVar("T")
 
 DEFAULT_BUDGET_SECONDS = 5.0
+MINIMUM_BUDGET_SECONDS = 0.5
 LOG_NAME = "hooks.log"
 LOG_LIMIT_BYTES = 256 * 1024  # then the log moves to hooks.log.1 and starts again
 
@@ -336,9 +337,3 @@ class HookLog:
                 self.path.replace(self.path.with_name(LOG_NAME + ".1"))
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write(text)
-
-    def lines(self) -> list[str]:
-        try:
-            return self.path.read_text(encoding="utf-8").splitlines()
-        except OSError:
-            return []

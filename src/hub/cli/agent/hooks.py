@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from hub.cli.agent import options
 from hub.cli.agent.options import StatePath
@@ -29,6 +30,7 @@ from hub.client.harness_settings import HookCommand, SettingsChange, install, un
 from hub.client.hooks import (
     DEFAULT_BUDGET_SECONDS,
     HOOK_EVENTS,
+    MINIMUM_BUDGET_SECONDS,
     Harness,
     HookLog,
     HookRun,
@@ -50,8 +52,8 @@ Budget = Annotated[
     float,
     typer.Option(
         "--budget",
-        min=0.5,
-        help="Seconds the hook may take in all; past them it gives up, logs why, exits 0.",
+        help="Seconds the hook may take in all (at least 0.5); past them it gives up, logs "
+        "why, exits 0.",
     ),
 ]
 Project = Annotated[
@@ -96,10 +98,12 @@ def hook(
     """Run by the harness: tell hub what happened (always exits 0; see hooks.log)."""
     path = state or default_state_path()
     log = HookLog(path)
+    # Clamped rather than refused: a usage error's exit 2 would block Claude Code's turn.
+    budget = max(budget, MINIMUM_BUDGET_SECONDS)
     try:
         which = hook_event(event)
     except ClientError as error:
-        errors.print(f"hub agent hook: {error.message}")
+        errors.print(f"hub agent hook: {escape(error.message)}", highlight=False)
         log.write(options.now(), f"hook {event!r}", f"nothing sent: {error.message}")
         return
     # The HTTP timeout is the budget too: no single request outlives the hook.
@@ -122,6 +126,10 @@ def hook(
         run = within(budget, work)
     except ClientError as error:
         log.write(options.now(), which, f"{error.code}: {error.message}")
+        return
+    except Exception as exc:
+        # A fault of the hook's own must not stop the agent's turn either.
+        log.write(options.now(), which, f"failed: {type(exc).__name__}: {exc}")
         return
     log.write(options.now(), which, run.summary())
     if run.context:
@@ -186,6 +194,8 @@ def _holdings(resumed: Resumed) -> list[str]:
             f"The state file's attempt {record.id} on task {record.task_id} is no longer held "
             f"by this session ({record.state}): {first or where.advice or 'nothing to do'}."
         )
+    if held:
+        lines.append("`hub agent show` prints the task's brief again.")
     if record is not None and record.worktree_path:
         lines.append(
             f"Its worktree: {record.worktree_path} on branch {record.worktree_branch}; hub "
