@@ -159,3 +159,29 @@ def test_a_start_leaves_the_checkout_alone_while_a_submission_is_pending(
     assert resolved["submission"]["candidateRevision"] == candidate
     first, retry = network.keys("submitAttempt")
     assert first == retry
+
+
+def test_a_claim_whose_answer_was_lost_is_reported_not_adopted(
+    hook: Hook,
+    started: dict[str, Any],
+    operator: Principal,
+    project: str,
+    general_task: str,
+    lose: Callable[..., LoseResponses],
+) -> None:
+    lose("claimTask")
+    hook.cli.json("next", "--project", project, exit_code=3)
+    claimed = work.task(operator.api, general_task)["currentAttemptId"]  # hub holds it
+
+    context = start(hook)
+    assert f"- attempt {claimed} on task {general_task} is this session's on hub but not" in (
+        context
+    )
+    assert "An unresolved claim below is likely its origin" in context
+    assert context.count(claimed) == 1 and "`hub agent show`" not in context
+    assert "- `hub agent next` (claimTask)" in context
+    assert hook.cli.stored()["attempt"] is None  # reported, not taken into the state file
+
+    # The claim's own command resolves it: a replay, under the recorded key.
+    resolved = hook.cli.json("next", "--project", project)
+    assert (resolved["attempt"]["id"], resolved["replay"]) == (claimed, True)

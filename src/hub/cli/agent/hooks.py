@@ -177,7 +177,7 @@ def _holdings(resumed: Resumed) -> list[str]:
     server_time = resumed.answer.server_time
     record = resumed.attempt
     lines = ["", "What this session holds on hub, now:"]
-    held = [a for a in resumed.answer.attempts if record is None or a.id == record.id]
+    held = [a for a in resumed.answer.attempts if record is not None and a.id == record.id]
     for attempt in held:
         lines.append(
             f"- attempt {attempt.id} ({attempt.kind}, generation {attempt.generation}) on "
