@@ -1,15 +1,18 @@
 """What the harness saw happen (`recordAdapterEvent`), sent with the agent's session token:
 recorded on the session, noted on the named attempt; a resume reconciles and never
-claims; a relinquish gives the attempt back."""
+claims; a relinquish gives the attempt back. Only the session's own token sends one;
+no event renews a lease or finishes a task."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 from hub.storage.database import Database
-from tests.support import work
+from tests.support import jobs, work
+from tests.support.client import Api, GraphQLErrors
 from tests.support.sql import decoded, fetch_all, fetch_value
 
 NOTING_EVENTS = ["TURN_ENDED", "COMPACTED", "DISCONNECTED", "RESUMED", "COMPLETED"]
@@ -159,3 +162,93 @@ def test_an_event_for_another_sessions_id_is_refused(
     assert work.viewer_session(first.api)["lastAdapterEvent"] is None
     assert work.task(operator.api, task_id)["state"] == "IN_PROGRESS"
     assert _adapter_notes(database, attempt["id"]) == []
+
+
+def test_an_event_changes_no_lease_and_completes_no_task(operator, agent, clock) -> None:
+    a = agent()
+    _, task_id, attempt = _claimed(operator, a)
+    clock.advance(60)
+
+    for event in ("TURN_ENDED", "COMPLETED"):
+        recorded = work.adapter_event(a.api, a.session_id, event, attempt)
+        assert recorded["__typename"] == "RecordAdapterEventPayload", recorded
+    task = work.task(operator.api, task_id)
+    assert (task["state"], task["generation"]) == ("IN_PROGRESS", 1)
+    # No heartbeat either: the lease still ends where the claim put it.
+    assert task["currentAttempt"]["expiresAt"] == attempt["expiresAt"]
+
+
+def test_only_the_sessions_own_token_records_an_event(
+    operator, agent, start_session, server, database
+) -> None:
+    a = agent()
+    _, task_id, attempt = _claimed(operator, a)
+    deadline = datetime.fromisoformat(attempt["expiresAt"])
+    window = jobs.open_window(a.api, attempt, deadline)
+    reporter = Api(server, window["reporterToken"])
+    opener = a.principal.api  # the personal token that opened the session
+
+    for api in (opener, reporter, operator.api):
+        refused = work.adapter_event(api, a.session_id, "TURN_ENDED", attempt)
+        assert refused["__typename"] == "PermissionDenied", refused
+        assert "recordAdapterEvent" in refused["message"]  # the table's refusal
+    with pytest.raises(GraphQLErrors) as anonymous:
+        work.adapter_event(Api(server), a.session_id, "TURN_ENDED")
+    assert anonymous.value.codes == ["UNAUTHENTICATED"]
+    reporter.close()
+
+    # A session that has ended records nothing more: its token is no credential any more.
+    ended = start_session(a.principal)
+    closed = ended.api.mutate("endSession", {"sessionId": ended.session_id, "reason": "done"}, "")
+    assert closed["__typename"] == "EndSessionPayload", closed
+    with pytest.raises(GraphQLErrors) as gone:
+        work.adapter_event(ended.api, ended.session_id, "RESUMED")
+    assert gone.value.codes == ["UNAUTHENTICATED"]
+
+    assert work.viewer_session(a.api)["lastAdapterEvent"] is None
+    assert _adapter_notes(database, attempt["id"]) == []
+    assert work.task(operator.api, task_id)["state"] == "IN_PROGRESS"
+
+
+def test_bad_input_is_refused_and_changes_nothing(operator, agent, database) -> None:
+    a = agent()
+    _, task_id, attempt = _claimed(operator, a)
+
+    with pytest.raises(GraphQLErrors):  # not an AdapterEvent: the schema refuses it
+        work.adapter_event(a.api, a.session_id, "SLEPT")
+    too_long = work.adapter_event(a.api, a.session_id, "TURN_ENDED", attempt, detail="x" * 2001)
+    assert (too_long["__typename"], too_long["field"]) == ("ValidationFailed", "detail")
+    unknown_session = work.adapter_event(a.api, "ses_unknown", "TURN_ENDED")
+    assert unknown_session["__typename"] == "NotFound", unknown_session
+    unknown_attempt = work.adapter_event(
+        a.api, a.session_id, "COMPACTED", {"id": "att_unknown", "generation": 1}
+    )
+    assert unknown_attempt["__typename"] == "NotFound", unknown_attempt
+    stale = work.adapter_event(
+        a.api, a.session_id, "RELINQUISHED", {**attempt, "generation": attempt["generation"] + 1}
+    )
+    assert stale["__typename"] == "StaleGeneration", stale
+
+    assert work.viewer_session(a.api)["lastAdapterEvent"] is None
+    assert _adapter_notes(database, attempt["id"]) == []
+    assert work.task(operator.api, task_id)["currentAttemptId"] == attempt["id"]
+
+
+def test_a_relinquish_fired_twice_is_acknowledged_and_one_past_its_lease_is_refused(
+    operator, agent, clock
+) -> None:
+    a = agent()
+    _, task_id, attempt = _claimed(operator, a)
+    work.adapter_event(a.api, a.session_id, "RELINQUISHED", attempt)
+
+    again = work.adapter_event(a.api, a.session_id, "RELINQUISHED", attempt)
+    assert again["__typename"] == "RecordAdapterEventPayload", again
+    assert work.task(operator.api, task_id)["state"] == "OPEN"
+
+    b = agent()
+    _, expired_task, expired = _claimed(operator, b)
+    work.expire(clock, expired)
+    late = work.adapter_event(b.api, b.session_id, "RELINQUISHED", expired)
+    assert late["__typename"] == "LeaseExpired", late
+    # The task stays where expiry put it: a recovery candidate, not ready work.
+    assert work.task(operator.api, expired_task)["effectiveState"] == "RECOVERY_CANDIDATE"

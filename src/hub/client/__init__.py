@@ -11,9 +11,12 @@
     deadline      the conservative local deadline (docs/agent-cli.md)
     engine        how each command sends its request and keeps the state file in step
     AgentClient   the protocol's client half, one method per `hub agent` command (`agent`,
-                  with `reviewing`, `integrating`, `delivery`, `knowledge` and
-                  `artifacts`); `briefs`
+                  with `reviewing`, `integrating`, `delivery`, `knowledge`, `artifacts`
+                  and `adapter`, what the harness saw); `briefs`
                   says what a task is and `git` reads the checkout (never changing it)
+    hooks         `hub agent hook EVENT`: a harness's hook payload told to hub, within
+                  a time budget; `harness_settings` puts hub's hooks into a harness's
+                  settings and takes them out
     PlanningApi   projects and tasks, for `hub project …` and `hub task …` (`planning`),
                   with `Connection`: which server and credential a command uses
                   (`connection`)

@@ -4,7 +4,8 @@
 attempt makes (here), review (`hub.client.reviewing`), integration
 (`hub.client.integrating`), worktrees, recovery, jobs, evidence and resources
 (`hub.client.delivery`), lessons and orientation (`hub.client.knowledge`), files attached
-as artifacts (`hub.client.artifacts`). How each
+as artifacts (`hub.client.artifacts`), what the harness saw and a resume
+(`hub.client.adapter`). How each
 request is sent, keyed and kept in the state file is `hub.client.engine`; each request
 is one `Mutation` value, written once.
 """
@@ -17,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hub.client.adapter import AdapterCommands
 from hub.client.api import HubApi
 from hub.client.artifacts import ArtifactCommands
 from hub.client.briefs import brief_of
@@ -131,7 +133,12 @@ def standing(record: AttemptRecord, now: datetime, *, refreshed: bool = False) -
 
 
 class AgentClient(
-    ArtifactCommands, DeliveryCommands, IntegrationCommands, KnowledgeCommands, ReviewCommands
+    AdapterCommands,
+    ArtifactCommands,
+    DeliveryCommands,
+    IntegrationCommands,
+    KnowledgeCommands,
+    ReviewCommands,
 ):
     # --- sessions ------------------------------------------------------------------
 

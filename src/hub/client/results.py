@@ -150,11 +150,15 @@ class AttemptSnapshot:
 
 @dataclass(frozen=True)
 class AdapterEventRecorded:
+    """What the harness saw, recorded: the session, and its current attempts with a
+    serverTime read in the same request (a lease is counted from `sent`)."""
+
     graphql_type: ClassVar[str] = "RecordAdapterEventPayload"
 
     session: Session
     attempts: list[Attempt]
     server_time: datetime
+    sent: Sent = field(metadata=GIVEN)
 
 
 # --- review and integration ----------------------------------------------------------

@@ -27,6 +27,7 @@ One module per command group, none importing another:
     jobs        job register|observe|finish|evidence, resources acquire|release
     knowledge   learn, lessons search, orient
     artifacts   attach
+    hooks       hook EVENT (run by the harness), hooks install|uninstall
 
 beside what they share: how a command is declared (`command`: every one takes `--state`
 and `--json` and reports its errors alike), the options and the seams tests plug into
@@ -38,12 +39,23 @@ from __future__ import annotations
 
 import typer
 
-from hub.cli.agent import artifacts, integrate, jobs, knowledge, recovery, review, session, work
+from hub.cli.agent import (
+    artifacts,
+    hooks,
+    integrate,
+    jobs,
+    knowledge,
+    recovery,
+    review,
+    session,
+    work,
+)
 from hub.cli.watch import watch
 
 app = typer.Typer(
     help="The agent client: sessions, claims, heartbeats, worktrees, submissions, reviews, "
-    "integrations, recovery, jobs, resources, lessons, rules and artifacts over the API.",
+    "integrations, recovery, jobs, resources, lessons, rules and artifacts over the API, "
+    "and the harness's hooks.",
     no_args_is_help=True,
 )
 app.command()(watch)  # `hub agent watch`: the renewal helper
@@ -58,5 +70,7 @@ app.add_typer(jobs.resources_app, name="resources")
 app.add_typer(knowledge.app)
 app.add_typer(knowledge.lessons_app, name="lessons")
 app.add_typer(artifacts.app)
+app.add_typer(hooks.app)
+app.add_typer(hooks.hooks_app, name="hooks")
 
 __all__ = ["app"]
