@@ -7,6 +7,7 @@ hooks")."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -143,7 +144,9 @@ def test_pre_compact_resolves_a_pending_checkpoint_first(
     # The same request under the same key, then the compaction.
     first, retry = network.keys("recordCheckpoint")
     assert first == retry
-    operations = [b["query"].split("(")[0].split()[-1] for b in network.sent]
+    # The operation's name (the files open with a comment).
+    operations = [re.search(r"(?:mutation|query) (\w+)", b["query"]).group(1)
+                  for b in network.sent]
     assert operations[-2:] == ["RecordCheckpoint", "RecordAdapterEvent"]
     assert hook.cli.stored()["pending"] == {}
     count = "SELECT count(*) FROM checkpoints WHERE attempt_id = :a"
