@@ -40,7 +40,7 @@ from hub.client.results import (
     Task,
     Viewer,
 )
-from hub.verbs import verb
+from hub.verbs import problem_types, verb
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 # An import is answered after its last item is applied, in one transaction.
@@ -252,6 +252,18 @@ class HubApi:
             if result.get("__typename") != mutation.answer.graphql_type:
                 raise problem_of(result)
             return from_graphql(mutation.answer, result, sent=sent)
+
+    def send_as_is(
+        self, mutation: Mutation[Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Run a mutation and answer its payload as received; a problem in its result
+        union (a type implementing `Problem`) raises `ProblemError`."""
+        data, _sent = self.execute(mutation.document, mutation.variables(idempotency_key))
+        with reading(mutation.name):
+            result: dict[str, Any] = data[verb(mutation.name).field]
+            if result.get("__typename") in problem_types():
+                raise problem_of(result)
+            return result
 
     # --- queries -------------------------------------------------------------------
 

@@ -238,6 +238,32 @@ class ClientEngine:
             record = self._reread_attempt(api, attempt.id) if reread else None
             return Recorded(answer, record)
 
+    def send_as_is(
+        self, mutation: Mutation[Any], *, keyed: bool, under_attempt: bool
+    ) -> dict[str, Any]:
+        """Send a mutation whose answer the client keeps nothing of (the MCP tools'
+        verbs sent as they are), by the same rules as every other: under an attempt the
+        local deadline is checked first and a lost authority noted; a keyed one keeps
+        its key pending until a definite answer. Answers the payload as received."""
+        state = self.state_file.read()
+        server, session = require_session(state)
+        if under_attempt:
+            self._check_authority(state, require_attempt(state), mutation)
+
+        def send(api: HubApi, key: str | None) -> dict[str, Any]:
+            try:
+                return api.send_as_is(mutation, key)
+            except ProblemError as problem:
+                with self.state_file.update() as fresh:
+                    self._note_lost_authority(fresh, problem, mutation.input.get("attemptId"))
+                raise
+
+        with self.api(server, session.token) as api:
+            if not keyed:
+                return send(api, None)
+            key = self._reserve_key(mutation, False)
+            return self._settled(mutation, key, lambda: send(api, key))
+
     def _send(self, api: HubApi, mutation: Mutation[A], key: str | None = None) -> A:
         """Send a change made under an attempt; a problem saying the attempt lost its task
         is acted on locally at once."""

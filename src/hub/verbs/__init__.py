@@ -17,7 +17,8 @@ harness hooks all send these same documents; nobody writes one out again.
     api_schema   the API's GraphQL schema, built from `graphql/schema.graphql`
     description  a verb told to a model (the MCP tools): what it does, when to call it,
                  and each typed problem it may answer with and what to do about it;
-                 `remedy(code)` that last part alone (`_guide`)
+                 `remedy(code)` that last part alone; `problem_types()` the schema's
+                 problem types (`_guide`)
 
 The files and `graphql/schema.graphql` (the exported SDL they are checked against) sit at
 the repository's top level; a wheel carries them inside the package (`hub.bundled`).
@@ -26,7 +27,14 @@ server both import it (an import-linter contract in pyproject.toml keeps it so),
 parses nothing until asked: sending a document reads its file, no more.
 """
 
-from hub.verbs._guide import REMEDIES, WHEN, description, problem_codes, remedy
+from hub.verbs._guide import (
+    REMEDIES,
+    WHEN,
+    description,
+    problem_codes,
+    problem_types,
+    remedy,
+)
 from hub.verbs._table import VERBS
 from hub.verbs._verb import (
     ALWAYS_FILLED,
@@ -47,5 +55,6 @@ def verb(name: str) -> Verb:
 
 __all__ = [
     "ALWAYS_FILLED", "REMEDIES", "VERBS", "WHEN", "Kind", "UnknownVerb", "Verb", "api_schema",
-    "description", "operations_dir", "problem_codes", "remedy", "verb",
+    "description", "operations_dir", "problem_codes", "problem_types", "remedy",
+    "verb",
 ]  # fmt: skip

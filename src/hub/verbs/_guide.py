@@ -13,6 +13,7 @@ name verbs, which are also the tools' names.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -178,6 +179,21 @@ _CODE_OF = {
 def remedy(code: str) -> str | None:
     """What a problem with this code means and what to do about it, if said."""
     return REMEDIES.get(code)
+
+
+@functools.cache
+def problem_types() -> frozenset[str]:
+    """The schema's problem types: those implementing `Problem` (a result union's other
+    member is the payload)."""
+    from graphql import GraphQLObjectType
+
+    from hub.verbs._verb import api_schema
+
+    return frozenset(
+        t.name
+        for t in api_schema().type_map.values()
+        if isinstance(t, GraphQLObjectType) and any(i.name == "Problem" for i in t.interfaces)
+    )
 
 
 def problem_codes(verb: Verb) -> tuple[str, ...]:

@@ -32,7 +32,8 @@ One module per command group, none importing another:
 beside what they share: how a command is declared (`command`: every one takes `--state`
 and `--json` and reports its errors alike), the options and the seams tests plug into
 (`options`), how a result or an error is printed (`output`) and a task's brief
-(`briefs`); `hub agent watch` is `hub.cli.watch`. docs/agent-cli.md walks through them.
+(`briefs`); `hub agent watch` is `hub.cli.watch` and `hub agent mcp` (the same verbs as MCP tools
+over stdio, `hub.mcp`) is `hub.cli.mcp`. docs/agent-cli.md walks through them.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from hub.cli.agent import (
     session,
     work,
 )
+from hub.cli.mcp import app as mcp_app
 from hub.cli.watch import watch
 
 app = typer.Typer(
@@ -72,5 +74,6 @@ app.add_typer(knowledge.lessons_app, name="lessons")
 app.add_typer(artifacts.app)
 app.add_typer(hooks.app)
 app.add_typer(hooks.hooks_app, name="hooks")
+app.add_typer(mcp_app)
 
 __all__ = ["app"]
