@@ -17,6 +17,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
@@ -80,7 +81,28 @@ def test_the_wheel_carries_every_migration_template_static_file_and_operation(
         assert expected <= names, sorted(expected - names)
     assert "hub/py.typed" in names
     # The `hub` command pipx and uv tool expose.
-    assert re.search(r"^hub = hub\.cli\.main:app$", entry_points, re.MULTILINE), entry_points
+    assert re.search(r"^hub = hub\.cli\.entry:main$", entry_points, re.MULTILINE), entry_points
+
+
+async def mcp_tools(
+    hub: Path, server: str, token: str, site: Path, env: dict[str, str]
+) -> set[str]:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=str(hub),
+        args=["agent", "mcp", "--harness", "wheel-test"],
+        env={**env, "HUB_SERVER": server, "HUB_TOKEN": token,
+             "HUB_AGENT_STATE": str(site / "agent-state.json")},
+        cwd=site,
+    )  # fmt: skip
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+        started = await session.call_tool("startSession", {})
+        assert not started.is_error, started.content
+    return tools
 
 
 def free_port() -> int:
@@ -181,6 +203,11 @@ def test_an_installed_wheel_migrates_serves_and_lets_people_in(
                 cwd=site, env=env)
     assert "hub/_data/graphql/operations/claimTask.graphql" in verbs, verbs
     assert "['projectId']" in verbs, verbs
+
+    # A harness starts the installed `hub agent mcp`: its tools are listed from the
+    # package's own data, and it opens a session on this server.
+    listed = anyio.run(mcp_tools, hub, base_url, token, site, env)
+    assert {"startSession", "claimTask", "recordCheckpoint", "submitAttempt"} <= listed
 
     # The demo works there too, its credentials kept in the installer's directory.
     demo = run(hub, "demo", cwd=site, env=env)
