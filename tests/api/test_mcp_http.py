@@ -16,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, TextContent
 
+from hub.runtime import Runtime
 from hub.verbs import VERBS
 from tests.conftest import AgentSession, Principal
 from tests.support.work import add_repository, create_project, new_task
@@ -216,3 +217,36 @@ def test_a_token_no_longer_accepted_is_a_tool_error_with_the_remote_remedy(
     assert text(refused).startswith("UNAUTHENTICATED: ")
     assert "the MCP client's configuration needs a valid token" in text(refused)
     assert "startSession again" not in text(refused)
+
+
+def test_a_body_over_the_request_limit_is_refused(
+    server: str, runtime: Runtime, agent: Callable[..., AgentSession]
+) -> None:
+    limit = runtime.settings.max_request_bytes
+    call_tool = {
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "publishLesson", "arguments": {"statement": "x" * limit}},
+    }
+    headers = {
+        "Authorization": f"Bearer {agent().token}",
+        "Accept": "application/json, text/event-stream",
+    }
+    answer = httpx.post(f"{server}/mcp", json=call_tool, headers=headers)
+    assert answer.status_code == 413
+
+
+def test_a_personal_token_does_what_the_credential_table_lets_it(
+    server: str, operator: Principal, make_principal: Callable[..., Principal]
+) -> None:
+    project = create_project(operator.api)
+    new_task(operator.api, project)
+    personal = make_principal(kind="agent")
+    who, claim = call(
+        server, personal.token,
+        ("viewer", {}),
+        ("claimTask", {"projectId": project, "idempotencyKey": key()}),
+    )
+    assert payload(who)["principal"]["id"] == personal.id
+    assert claim.is_error
+    assert claim.structured_content is not None
+    assert claim.structured_content["code"] == "PERMISSION_DENIED"
