@@ -11,11 +11,14 @@ from typing import Any
 
 import anyio
 import httpx
+from graphql import GraphQLError
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, TextContent
 
+from hub.api.extensions import MASKED
+from hub.api.mcp_http.tools import shape
 from hub.runtime import Runtime
 from hub.verbs import VERBS
 from tests.conftest import AgentSession, Principal
@@ -250,3 +253,13 @@ def test_a_personal_token_does_what_the_credential_table_lets_it(
     assert claim.is_error
     assert claim.structured_content is not None
     assert claim.structured_content["code"] == "PERMISSION_DENIED"
+
+
+def test_a_server_fault_says_only_that_it_failed() -> None:
+    failed = shape(VERBS["claimTask"], None, [GraphQLError(MASKED, path=["claimTask"])])
+    assert failed.is_error
+    assert text(failed) == "claimTask failed on the hub server (an unexpected error, logged there)"
+    refused = shape(VERBS["task"], None, [
+        GraphQLError("no task tsk_1", extensions={"code": "NOT_FOUND"})
+    ])
+    assert text(refused).startswith("NOT_FOUND: no task tsk_1\nWhat to do: Nothing with that id")

@@ -31,6 +31,7 @@ from strawberry.schema.base import BaseSchema
 from strawberry.types.graphql import OperationType
 
 from hub.api.context import HubContext
+from hub.api.extensions import MASKED
 from hub.errors import ProblemCode
 from hub.runtime import Runtime
 from hub.verbs import VERBS, Verb, description, remedy
@@ -214,6 +215,9 @@ def _problem(answer: Mapping[str, Any]) -> types.CallToolResult:
 def _graphql_errors(verb: Verb, errors: list[GraphQLError]) -> types.CallToolResult:
     codes = [str((e.extensions or {}).get("code") or "") for e in errors]
     messages = "; ".join(e.message for e in errors)
+    if any(e.message == MASKED for e in errors):
+        # A resolver's fault, logged with its traceback where it was masked.
+        return _error(f"{verb.name} failed on the hub server (an unexpected error, logged there)")
     if ProblemCode.UNAUTHENTICATED in codes:
         text = f"UNAUTHENTICATED: {messages}\nWhat to do: {REMOTE_UNAUTHENTICATED}"
         code = str(ProblemCode.UNAUTHENTICATED)
