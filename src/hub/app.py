@@ -1,5 +1,5 @@
-"""The ASGI application: GraphQL, artifact uploads and downloads, project exports, the
-dashboard, health, readiness and metrics."""
+"""The ASGI application: GraphQL, the agent's verbs as MCP tools, artifact uploads and
+downloads, project exports, the dashboard, health, readiness and metrics."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from hub.api.artifacts.upload import upload_route
 from hub.api.exports import export_route
 from hub.api.http import HubGraphQL
 from hub.api.imports.route import import_route
+from hub.api.mcp_http.route import McpEndpoint, mcp_route
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.runtime import Runtime
@@ -31,6 +32,8 @@ log = logging.getLogger("hub")
 
 def create_app(runtime: Runtime) -> Starlette:
     graphql = HubGraphQL(runtime)
+    # The MCP tools run the verbs through the schema /graphql serves (one instance).
+    mcp = McpEndpoint(runtime, graphql.schema)
 
     async def healthz(_request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -54,6 +57,7 @@ def create_app(runtime: Runtime) -> Starlette:
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(periodic_maintenance(runtime))
+            await stack.enter_async_context(mcp.run())
             for background in runtime.background_tasks():
                 await stack.enter_async_context(background)
             yield
@@ -65,6 +69,7 @@ def create_app(runtime: Runtime) -> Starlette:
             Route("/metrics", metrics),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+            mcp_route(mcp),
             upload_route(runtime),
             export_route(runtime),
             import_route(runtime),
