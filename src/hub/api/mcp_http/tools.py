@@ -34,7 +34,7 @@ from hub.api.context import HubContext
 from hub.api.extensions import MASKED
 from hub.errors import ProblemCode
 from hub.runtime import Runtime
-from hub.verbs import VERBS, Verb, description, remedy
+from hub.verbs import VERBS, Verb, description, problem_types, remedy
 
 log = logging.getLogger("hub.api.mcp")
 
@@ -188,7 +188,7 @@ def shape(
     if errors:
         return _graphql_errors(verb, errors)
     answer = (data or {}).get(verb.field)
-    if isinstance(answer, dict) and "code" in answer and "message" in answer:
+    if isinstance(answer, dict) and answer.get("__typename") in problem_types():
         return _problem(answer)
     if answer is None:
         return types.CallToolResult(
