@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hub.client.agent import AttemptOutcome, Claimed, Recorded, standing
-from hub.client.deadline import SystemLocalClock, seconds_left
+from hub.client.deadline import seconds_left
 from hub.client.errors import ClientError, NothingToClaim, ProblemError, TransportFailure
 from hub.client.mapping import camel
 from hub.verbs import remedy
@@ -67,9 +67,10 @@ class ToolAnswer:
         return json.dumps(self.structured, ensure_ascii=False)
 
 
-def answered(value: Any) -> ToolAnswer:
-    """A result of the agent client as the tool's answer."""
-    shaped = as_json(value)
+def answered(value: Any, now: datetime) -> ToolAnswer:
+    """A result of the agent client as the tool's answer; `now` is this workstation's
+    wall clock, by which the lease's standing is judged."""
+    shaped = as_json(value, now)
     return ToolAnswer(shaped if isinstance(shaped, dict) else {"result": shaped})
 
 
@@ -101,7 +102,7 @@ def invalid(message: str) -> ToolAnswer:
     )  # fmt: skip
 
 
-def as_json(value: Any) -> Any:
+def as_json(value: Any, now: datetime) -> Any:
     """Any result of the agent client as JSON: a record as hub sent it where it kept the
     answer (`raw`), else field by field with GraphQL's names."""
     if value is None or isinstance(value, str | int | float | bool):
@@ -113,40 +114,39 @@ def as_json(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     if isinstance(value, Mapping):
-        return {str(k): as_json(v) for k, v in value.items() if k != "__typename"}
+        return {str(k): as_json(v, now) for k, v in value.items() if k != "__typename"}
     if isinstance(value, list | tuple | set | frozenset) and not hasattr(value, "_asdict"):
-        return [as_json(v) for v in value]
+        return [as_json(v, now) for v in value]
     if isinstance(value, AttemptOutcome):
-        return _outcome(value)
+        return _outcome(value, now)
     if isinstance(value, Claimed):
-        return _claimed(value)
+        return _claimed(value, now)
     if isinstance(value, Recorded):
-        return {**_object(value.answer), "attempt": as_json(value.record)}
-    return _object(value)
+        return {**_object(value.answer, now), "attempt": as_json(value.record, now)}
+    return _object(value, now)
 
 
-def _object(value: Any) -> Any:
+def _object(value: Any, now: datetime) -> Any:
     raw = getattr(value, "raw", None)
     if isinstance(raw, dict):
-        return as_json(raw)
+        return as_json(raw, now)
     if hasattr(value, "_asdict"):
-        return {camel(k): as_json(v) for k, v in value._asdict().items()}
+        return {camel(k): as_json(v, now) for k, v in value._asdict().items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
-            camel(f.name): as_json(getattr(value, f.name))
+            camel(f.name): as_json(getattr(value, f.name), now)
             for f in dataclasses.fields(value)
             if f.name != "token"  # a session token is the state file's, never shown
         }
     return str(value)
 
 
-def _outcome(outcome: AttemptOutcome) -> dict[str, Any]:
+def _outcome(outcome: AttemptOutcome, now: datetime) -> dict[str, Any]:
     """The answer, and where the lease stands by the conservative local deadline."""
     record = outcome.record
-    now = SystemLocalClock().wall()
     where = standing(record, now)
     return {
-        **as_json(outcome.result.raw),
+        **as_json(outcome.result.raw, now),
         "lease": {
             "localDeadline": record.local_deadline.isoformat(),
             "secondsLeft": round(seconds_left(record.local_deadline, now), 3),
@@ -157,10 +157,10 @@ def _outcome(outcome: AttemptOutcome) -> dict[str, Any]:
     }
 
 
-def _claimed(claimed: Claimed) -> dict[str, Any]:
-    body = _outcome(claimed.integration or claimed.claim)
+def _claimed(claimed: Claimed, now: datetime) -> dict[str, Any]:
+    body = _outcome(claimed.integration or claimed.claim, now)
     if claimed.brief is not None:
-        body["brief"] = as_json(claimed.brief)
+        body["brief"] = as_json(claimed.brief, now)
     for name, error in (
         ("briefError", claimed.brief_error),
         ("integrationError", claimed.integration_error),

@@ -97,7 +97,7 @@ def call(
     if mismatch is not None:
         return invalid(mismatch)
     try:
-        return answered(tool.run(client, launch, arguments))
+        return answered(tool.run(client, launch, arguments), client.clock.wall())
     except ClientError as error:
         return refused(error)
     except Exception as error:  # a bug here must not end the agent's turn
@@ -127,7 +127,7 @@ def read_resource(client: AgentClient, launch: Launch, uri: str) -> str:
         value = {"projectId": value.project_id, "rules": value.rules, "asOf": value.as_of}
     else:
         raise ValueError(f"no resource {uri}")
-    return answered(value).text
+    return answered(value, client.clock.wall()).text
 
 
 def build_server(client: AgentClient, launch: Launch) -> Server[Any]:
