@@ -58,7 +58,7 @@ lint: install-dev
 schema: install
 	$(BIN)/python -c "from hub.api.schema import export_sdl; open('graphql/schema.graphql','w').write(export_sdl())"
 	$(BIN)/python -c "from hub.client.problems import render_table; open('src/hub/client/problem_table.py','w').write(render_table(open('graphql/schema.graphql').read()))"
-	$(BIN)/python -c "from hub.mcp.stdio import render_tool_list; open('graphql/agent-tools.json','w').write(render_tool_list())"
+	$(BIN)/python -c "from hub.mcp.calls import render_tool_list; open('graphql/agent-tools.json','w').write(render_tool_list())"
 
 clean:
 	rm -rf $(VENV) var/*.db var/*.db-* var/demo-credentials .pytest_cache .mypy_cache .ruff_cache

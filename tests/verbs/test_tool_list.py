@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hub.mcp.stdio import TOOL_LIST, render_tool_list
+from hub.cli.mcp import STATE_ENV
+from hub.client.state import STATE_ENV as CLIENT_STATE_ENV
+from hub.mcp.calls import render_tool_list
+from hub.mcp.stdio import TOOL_LIST
 from hub.mcp.tools import NOT_TOOLS, TOOLS
 from hub.verbs import VERBS, WHEN, problem_codes, remedy
 
@@ -38,3 +41,7 @@ def test_the_precomputed_listing_is_current() -> None:
     assert LISTING.read_text(encoding="utf-8") == render_tool_list(), (
         "graphql/agent-tools.json is out of date: run `make schema`"
     )
+
+
+def test_hub_agent_mcp_reads_the_state_file_variable_of_the_client() -> None:
+    assert STATE_ENV == CLIENT_STATE_ENV

@@ -18,7 +18,10 @@ from typing import Annotated
 
 import typer
 
-from hub.client.state import STATE_ENV, default_state_path
+# The agent client's state file variable (`hub.client.state.STATE_ENV`), said here so
+# that the harness's start imports no client module (tests/verbs/test_tool_list.py
+# keeps the two equal).
+STATE_ENV = "HUB_AGENT_STATE"
 
 app = typer.Typer()
 
@@ -54,12 +57,9 @@ def mcp(
 
     The token that opens sessions is read from HUB_TOKEN (never from the command line,
     which other users of the machine can see)."""
-    from hub.client.agent import AgentClient
-    from hub.client.state import StateFile
+    from hub.mcp.launch import Launch
     from hub.mcp.stdio import serve
-    from hub.mcp.tools import Launch
 
-    client = AgentClient(StateFile(state or default_state_path()))
     launch = Launch(
         server=server,
         token=os.environ.get("HUB_TOKEN") or None,
@@ -67,5 +67,6 @@ def mcp(
         instance=instance or uuid.uuid4().hex[:12],
         workstation=socket.gethostname(),
         workdir=(workdir or Path.cwd()).resolve(),
+        state=state,
     )
-    serve(client, launch, log_file=(state or default_state_path()).parent / "mcp.log")
+    serve(launch)

@@ -7,6 +7,10 @@ state file the command line uses (docs/agent-mcp.md). Each call runs in a worker
 call cut off by the harness leaves at most a request pending, which the same call
 resolves.
 
+It answers `initialize` and `tools/list` from the SDK and the precomputed listing
+alone; the agent client is loaded at the first call (`hub.mcp.calls`), so the harness
+waits only for what it uses.
+
 Besides the tools it offers two resources: the task packet of the attempt held
 (`hub://task/current`: what the task asks for, its criteria, its repository and branch,
 the open findings) and the project's rules (`hub://project/rules`: the orientation,
@@ -16,25 +20,20 @@ its rules and conventions apart from lessons).
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import jsonschema
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from hub.bundled import data_dir
-from hub.client.agent import AgentClient
-from hub.client.errors import ClientError
-from hub.mcp.results import ToolAnswer, answered, invalid, refused
-from hub.mcp.tools import TOOLS, Launch
+from hub.mcp.launch import Launch
 
-log = logging.getLogger("hub.mcp")
+if TYPE_CHECKING:
+    from hub.mcp.results import ToolAnswer
 
 TOOL_LIST = "agent-tools.json"
 
@@ -75,68 +74,25 @@ def _schemas() -> Mapping[str, Mapping[str, Any]]:
     return {tool.name: tool.input_schema for tool in listed_tools()}
 
 
-def render_tool_list() -> str:
-    """What `graphql/agent-tools.json` holds: every tool's name, description for a
-    model and input schema, derived from the verbs."""
-    listed = [
-        {"name": t.name, "description": t.description(), "inputSchema": t.input_schema()}
-        for t in TOOLS.values()
-    ]
-    return json.dumps(listed, indent=1, ensure_ascii=False) + "\n"
+def _call(launch: Launch, name: str, arguments: Mapping[str, Any]) -> ToolAnswer:
+    from hub.mcp.calls import call  # the agent client, at the first call
+
+    return call(launch, name, arguments, _schemas().get(name))
 
 
-def call(
-    client: AgentClient, launch: Launch, name: str, arguments: Mapping[str, Any]
-) -> ToolAnswer:
-    """One tool call: its arguments checked against its schema, then the client's call;
-    every failure is a result the model reads, never an exception."""
-    tool = TOOLS.get(name)
-    if tool is None:
-        return invalid(f"no tool named {name!r}: tools/list names them")
-    mismatch = _mismatch(_schemas().get(name) or tool.input_schema(), arguments)
-    if mismatch is not None:
-        return invalid(mismatch)
-    try:
-        return answered(tool.run(client, launch, arguments), client.clock.wall())
-    except ClientError as error:
-        return refused(error)
-    except Exception as error:  # a bug here must not end the agent's turn
-        log.exception("tool %s failed", name)
-        return invalid(f"the tool failed unexpectedly ({type(error).__name__}); see the log")
+def _read(launch: Launch, uri: str) -> str:
+    from hub.mcp.calls import read_resource
+
+    return read_resource(launch, uri)
 
 
-def _mismatch(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
-    if not errors:
-        return None
-    first = errors[0]
-    where = ".".join(str(p) for p in first.absolute_path)
-    if not where and first.validator == "required":
-        return f"missing argument: {first.message}"
-    if not where and first.validator == "additionalProperties":
-        return f"unknown argument: {first.message}"
-    return f"argument {where!r}: {first.message}"
-
-
-def read_resource(client: AgentClient, launch: Launch, uri: str) -> str:
-    if uri == "hub://task/current":
-        value: Any = client.show()
-    elif uri == "hub://project/rules":
-        value = client.orient(workdir=launch.workdir)
-        value = {"projectId": value.project_id, "rules": value.rules, "asOf": value.as_of}
-    else:
-        raise ValueError(f"no resource {uri}")
-    return answered(value, client.clock.wall()).text
-
-
-def build_server(client: AgentClient, launch: Launch) -> Server[Any]:
+def build_server(launch: Launch) -> Server[Any]:
     async def on_list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=list(listed_tools()))
 
     async def on_call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
-        answer = await anyio.to_thread.run_sync(call, client, launch, params.name, arguments)
+        answer = await anyio.to_thread.run_sync(_call, launch, params.name, arguments)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=answer.text)],
             structured_content=answer.structured,
@@ -155,10 +111,7 @@ def build_server(client: AgentClient, launch: Launch) -> Server[Any]:
         _ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
-        try:
-            text = await anyio.to_thread.run_sync(read_resource, client, launch, uri)
-        except ClientError as error:
-            text = refused(error).text
+        text = await anyio.to_thread.run_sync(_read, launch, uri)
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
         )
@@ -174,15 +127,10 @@ def build_server(client: AgentClient, launch: Launch) -> Server[Any]:
     )
 
 
-def serve(client: AgentClient, launch: Launch, log_file: Path | None = None) -> None:
-    """Serve MCP on stdin/stdout until the harness closes them. Logs go to `log_file`
-    (beside the state file), never to stdout, which is the protocol's."""
-    if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_file)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-        log.addHandler(handler)
-    server = build_server(client, launch)
+def serve(launch: Launch) -> None:
+    """Serve MCP on stdin/stdout until the harness closes them. Logs go to `mcp.log`
+    beside the state file, never to stdout, which is the protocol's."""
+    server = build_server(launch)
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):

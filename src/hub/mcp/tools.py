@@ -21,10 +21,8 @@ pending until answered.
 
 from __future__ import annotations
 
-import socket
-import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -38,21 +36,8 @@ from hub.client.errors import Unauthenticated
 from hub.client.operations import Mutation
 from hub.client.results import TaskBrief
 from hub.client.reviewing import FindingDraft
+from hub.mcp.launch import Launch
 from hub.verbs import VERBS, Verb, description
-
-
-@dataclass(frozen=True)
-class Launch:
-    """How `hub agent mcp` was started: the hub it opens sessions on, with which token,
-    and the harness it serves (all from its command line or environment)."""
-
-    server: str | None = None
-    token: str | None = None
-    harness: str = "mcp"
-    instance: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    workstation: str = field(default_factory=socket.gethostname)
-    workdir: Path = field(default_factory=Path.cwd)
-
 
 Run = Callable[[AgentClient, Launch, Mapping[str, Any]], Any]
 
