@@ -14,13 +14,26 @@ driver (sqlite3 or psycopg, no SQLAlchemy, no HTTP, no GraphQL). Two floors are 
 - `floor_cycle`: the same four write transactions per claim as the service's cycle
   (claim, renew, acceptance, submit), each minimal: the like-for-like comparison.
 
+The stack's own ceiling is measured in the same run too: `bench/stack_floor.py`'s no-op
+mutation on uvicorn (as many server processes as `--workers`), driven by as many client
+threads as there are agents, half of `--stack-seconds` before the hub run and half after
+it, so that both see the machine's load alike. A cycle is four mutations, so
+`stack_ratio = claims_per_s / (stack_mutations_per_s / 4)` and `p99_ratio` is claimTask's
+p99 over the no-op's.
+
+On PostgreSQL a connection of its own samples `pg_locks` every 50 ms of the measured
+window (`LockSampler`): the most backends waiting on a lock at once, and how often a row
+of `event_streams` (the per-project event counter) was seen locked or queued on.
+
 Afterwards the database is checked: no task has two ACTIVE attempts, and every
 IN_PROGRESS task's current attempt is its one ACTIVE attempt (`double_owned`).
 
     .venv/bin/python bench/claims.py --backend sqlite --agents 32 --seconds 10
     .venv/bin/python bench/claims.py --backend postgresql --workers 2
+    .venv/bin/python bench/claims.py --backend both    # SQLite then PostgreSQL
 
-The last line printed is one JSON object with the figures.
+The last line printed is one JSON object with the figures (`--backend both`: each
+backend's under its name, and `pg_over_sqlite`, PostgreSQL's claims/s over SQLite's).
 """
 
 from __future__ import annotations
@@ -30,7 +43,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -39,16 +51,16 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
 import psycopg
 from scratch import Scratch, ms, percentile, scratch_database
 from sqlalchemy import insert, text
+from stack_floor import Server, drive, floor_served, free_port, summarize
 
 from hub.identity import service as identity
 from hub.ids import new_id
@@ -153,32 +165,6 @@ def insert_tasks(runtime: Runtime, project_id: str, created_by: str, count: int)
 
 
 # --- the server ----------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass(frozen=True)
-class Server:
-    url: str
-    pid: int
-
-    def cpu_seconds(self) -> float:
-        """CPU time (user + system) of the server's live processes, workers included."""
-        return _tree_cpu_seconds(self.pid)
-
-
-def _tree_cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:  # gone, or not Linux
-        return 0.0
-    return total + sum(_tree_cpu_seconds(int(child)) for child in children)
 
 
 @contextmanager
@@ -722,19 +708,110 @@ def check(runtime: Runtime) -> tuple[int, dict[str, int]]:
     }
 
 
+# --- PostgreSQL's locks during the run ------------------------------------------------------
+
+
+LOCKS_SQL = """
+SELECT
+  (SELECT count(DISTINCT l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+   WHERE NOT l.granted AND a.datname = current_database()),
+  (SELECT count(DISTINCT pid) FROM pg_locks
+   WHERE locktype = 'tuple' AND relation = 'event_streams'::regclass
+     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())),
+  {row_locks}
+"""
+
+
+class LockSampler:
+    """From a connection of its own, every `period` seconds inside `window` (by
+    `time.perf_counter`): the backends of this database waiting on any lock, the backends
+    queued on an `event_streams` row (the per-project event counter; they hold or await
+    its tuple lock), and, where the pgrowlocks extension is available, the rows of
+    `event_streams` locked by a transaction still open (seen with or without a queue:
+    whether a per-project row is held to commit)."""
+
+    def __init__(self, scratch: Scratch, window: tuple[float, float], period: float = 0.05):
+        self.scratch = scratch
+        self.window = window
+        self.period = period
+        self.samples: list[tuple[int, int, int]] = []
+        self.row_locks_readable = False
+        self.failure: str | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> LockSampler:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.thread.join()
+
+    def _run(self) -> None:
+        try:
+            with psycopg.connect(self.scratch.libpq_url, autocommit=True) as connection:
+                try:
+                    connection.execute("CREATE EXTENSION IF NOT EXISTS pgrowlocks")
+                    self.row_locks_readable = True
+                except psycopg.Error:
+                    pass  # not installed on this server: queues only
+                query = LOCKS_SQL.format(
+                    row_locks="(SELECT count(*) FROM pgrowlocks('event_streams'))"
+                    if self.row_locks_readable
+                    else "0"
+                )
+                tick = self.window[0]
+                while tick < self.window[1]:
+                    time.sleep(max(0.0, tick - time.perf_counter()))
+                    waiting, queued, locked = connection.execute(query).fetchone()
+                    self.samples.append((int(waiting), int(queued), int(locked)))
+                    tick = max(tick + self.period, time.perf_counter())
+        except Exception as exc:  # reported, not fatal: the claims figures stand alone
+            self.failure = f"{type(exc).__name__}: {exc}"[:300]
+
+    def figures(self) -> dict[str, Any]:
+        seen = sum(1 for _, queued, locked in self.samples if queued or locked)
+        return {
+            "pg_lock_samples": len(self.samples),
+            "pg_lock_waits_max": max((w for w, _, _ in self.samples), default=0),
+            "event_streams_row_locks_seen": seen,
+            "event_streams_locked_share": round(seen / len(self.samples), 3)
+            if self.samples
+            else None,
+            "event_streams_waiters_max": max((q for _, q, _ in self.samples), default=0),
+            "event_streams_row_locks_readable": self.row_locks_readable,
+        }
+
+
 # --- the run --------------------------------------------------------------------------------
+
+MUTATIONS_PER_CYCLE = len(CYCLE)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgresql", "both"),
+        default="sqlite",
+        help="both: SQLite, then PostgreSQL, back to back",
+    )
     parser.add_argument("--agents", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=10.0, help="measured window")
     parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds first")
     parser.add_argument("--floor-seconds", type=float, default=5.0, help="each floor's window")
+    parser.add_argument(
+        "--stack-seconds",
+        type=float,
+        default=10.0,
+        help="the stack floor's window, half before and half after the hub run",
+    )
     parser.add_argument("--tasks", type=int, default=0, help="default: 20000 (SQLite), 60000")
-    parser.add_argument("--database-url", help="SQLite file, or a hub_bench* PostgreSQL db")
-    parser.add_argument("--workers", type=int, default=1, help="server processes (PostgreSQL)")
+    parser.add_argument(
+        "--database-url", help="SQLite file, or a hub_bench* PostgreSQL db (both: PostgreSQL's)"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="server processes (PostgreSQL), stack floor's too"
+    )
     parser.add_argument("--pool-size", type=int, default=0, help="HUB_DATABASE_POOL_SIZE")
     parser.add_argument("--sqlite-synchronous", choices=("FULL", "NORMAL"), default="FULL")
     parser.add_argument(
@@ -746,31 +823,69 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.backend == "sqlite" and args.workers != 1:
         parser.error("SQLite runs as one server process")
-    tasks = args.tasks or (20_000 if args.backend == "sqlite" else 60_000)
-    # Within PostgreSQL's max_connections (shared with other users of the server).
-    pool_size = args.pool_size or max(4, min(20, 40 // args.workers))
+    if args.backend != "both":
+        print(json.dumps(run(args, args.backend, args.database_url)), flush=True)
+        return
+    sqlite = run(args, "sqlite", None)
+    postgresql = run(args, "postgresql", args.database_url)
+    both = {
+        "backend": "both",
+        "pg_over_sqlite": round(postgresql["claims_per_s"] / sqlite["claims_per_s"], 3)
+        if sqlite["claims_per_s"]
+        else None,
+        "sqlite": sqlite,
+        "postgresql": postgresql,
+    }
+    print(json.dumps(both), flush=True)
 
-    with scratch_database(args.backend, args.database_url, keep=args.keep) as scratch:
+
+def run(args: argparse.Namespace, backend: str, database_url: str | None) -> dict[str, Any]:
+    """One backend's run: the stack floor's first half, the hub run, the stack floor's
+    second half, then the driver floors; its figures."""
+    workers = args.workers if backend == "postgresql" else 1
+    tasks = args.tasks or (20_000 if backend == "sqlite" else 60_000)
+    # Within PostgreSQL's max_connections (shared with other users of the server).
+    pool_size = args.pool_size or max(4, min(20, 40 // workers))
+    sampler: LockSampler | None = None
+
+    with scratch_database(backend, database_url, keep=args.keep) as scratch:
         runtime = scratch.runtime(sqlite_synchronous=args.sqlite_synchronous)
         started = time.perf_counter()
         fixture = prepare(runtime, args.agents, tasks)
         create_floor(scratch, tasks)
         _say(
-            f"{args.backend}: {args.agents} agents, {tasks} tasks (+ {tasks} floor tasks) "
+            f"{backend}: {args.agents} agents, {tasks} tasks (+ {tasks} floor tasks) "
             f"ready in {time.perf_counter() - started:.1f} s; scratch {scratch.folder}"
         )
 
-        with served(
-            scratch,
-            workers=args.workers,
-            synchronous=args.sqlite_synchronous,
-            pool_size=pool_size,
-            wrapper=args.server_wrapper,
-        ) as server:
-            sessions = start_sessions(server.url, fixture.agent_tokens)
-            tally = run_agents(
-                server, sessions, fixture.project_id, warmup=args.warmup, seconds=args.seconds
-            )
+        # The stack floor brackets the hub run, half before and half after, with the same
+        # number of client threads and server processes: the two share the machine's
+        # load as closely as running one after the other allows.
+        with floor_served(workers) as stack:
+            stack_runs = [drive(stack, args.agents, args.stack_seconds / 2)]
+            with served(
+                scratch,
+                workers=workers,
+                synchronous=args.sqlite_synchronous,
+                pool_size=pool_size,
+                wrapper=args.server_wrapper,
+            ) as server:
+                sessions = start_sessions(server.url, fixture.agent_tokens)
+                start = time.perf_counter()
+                window = (start + args.warmup, start + args.warmup + args.seconds)
+                if backend == "postgresql":
+                    sampler = LockSampler(scratch, window)
+                with sampler or nullcontext():
+                    tally = run_agents(
+                        server,
+                        sessions,
+                        fixture.project_id,
+                        warmup=args.warmup,
+                        seconds=args.seconds,
+                        start=start,
+                    )
+            stack_runs.append(drive(stack, args.agents, args.stack_seconds / 2))
+        stack_floor = summarize(stack_runs)
         double_owned, consistency = check(runtime)
         runtime.close()
 
@@ -807,6 +922,12 @@ def main(argv: list[str] | None = None) -> None:
             f"service {op:6}: n={len(values):6}  p50 {ms(percentile(values, 50)):8.2f} ms"
             f"  p99 {ms(percentile(values, 99)):8.2f} ms"
         )
+    _say(
+        f"stack floor (no-op mutation, {args.agents} clients, {workers} process(es)): "
+        f"{stack_floor['mutations_per_s']} mutations/s, p50 {stack_floor['p50_ms']} ms, "
+        f"p99 {stack_floor['p99_ms']} ms, server CPU "
+        f"{stack_floor['server_cpu_ms_per_mutation']} ms per mutation"
+    )
     floors = {
         "claim transactions only": floor,
         "4-transaction cycle": floor_cycle,
@@ -830,37 +951,44 @@ def main(argv: list[str] | None = None) -> None:
         _say(f"WARNING: an agent stopped early: {tally.failure}")
     if tally.exhausted or any(figures.exhausted for figures in floors.values()):
         _say("WARNING: tasks ran out during the run; raise --tasks")
+    if sampler is not None and sampler.failure:
+        _say(f"WARNING: the pg_locks sampler stopped: {sampler.failure}")
     _say(f"after the run: {consistency}")
 
     def ratio(floor_rate: float) -> float | None:
         return round(claims_per_s / floor_rate, 3) if floor_rate else None
 
-    print(
-        json.dumps(
-            {
-                "backend": args.backend,
-                "agents": args.agents,
-                "workers": args.workers,
-                "sqlite_synchronous": args.sqlite_synchronous if args.backend == "sqlite" else None,
-                "seconds": args.seconds,
-                "claims": len(claims),
-                "claims_per_s": round(claims_per_s, 1),
-                "p50_ms": ms(percentile(claims, 50)),
-                "p99_ms": ms(percentile(claims, 99)),
-                "floor_claims_per_s": round(floor.claims_per_s, 1),
-                "floor_p50_ms": ms(percentile(floor.latencies, 50)),
-                "floor_p99_ms": ms(percentile(floor.latencies, 99)),
-                "ratio": ratio(floor.claims_per_s),
-                "floor_cycle_claims_per_s": round(floor_cycle.claims_per_s, 1),
-                "cycle_ratio": ratio(floor_cycle.claims_per_s),
-                "floor_counted_cycle_claims_per_s": round(floor_counted.claims_per_s, 1),
-                "server_cpu_ms_per_claim": ms(tally.server_cpu / per_claim),
-                "double_owned": double_owned,
-                "load_1min": round(os.getloadavg()[0], 1),
-            }
-        ),
-        flush=True,
-    )
+    p99_ms = ms(percentile(claims, 99))
+    stack_cycles_per_s = stack_floor["mutations_per_s"] / MUTATIONS_PER_CYCLE
+    return {
+        "backend": backend,
+        "agents": args.agents,
+        "workers": workers,
+        "sqlite_synchronous": args.sqlite_synchronous if backend == "sqlite" else None,
+        "seconds": args.seconds,
+        "claims": len(claims),
+        "claims_per_s": round(claims_per_s, 1),
+        "p50_ms": ms(percentile(claims, 50)),
+        "p99_ms": p99_ms,
+        "floor_claims_per_s": round(floor.claims_per_s, 1),
+        "floor_p50_ms": ms(percentile(floor.latencies, 50)),
+        "floor_p99_ms": ms(percentile(floor.latencies, 99)),
+        "ratio": ratio(floor.claims_per_s),
+        "floor_cycle_claims_per_s": round(floor_cycle.claims_per_s, 1),
+        "cycle_ratio": ratio(floor_cycle.claims_per_s),
+        "floor_counted_cycle_claims_per_s": round(floor_counted.claims_per_s, 1),
+        "stack_mutations_per_s": stack_floor["mutations_per_s"],
+        "stack_p50_ms": stack_floor["p50_ms"],
+        "stack_p99_ms": stack_floor["p99_ms"],
+        "mutations_per_cycle": MUTATIONS_PER_CYCLE,
+        "stack_ratio": ratio(stack_cycles_per_s),
+        "p99_ratio": round(p99_ms / stack_floor["p99_ms"], 2) if stack_floor["p99_ms"] else None,
+        "server_cpu_ms_per_claim": ms(tally.server_cpu / per_claim),
+        "stack_server_cpu_ms_per_mutation": stack_floor["server_cpu_ms_per_mutation"],
+        **(sampler.figures() if sampler is not None else {}),
+        "double_owned": double_owned,
+        "load_1min": round(os.getloadavg()[0], 1),
+    }
 
 
 def calibration() -> float:
