@@ -19,10 +19,11 @@ to one): back to back (`stack_mutations_per_s`, the most these clients get from 
 stack), then at the observers' offered rate (`stack_p99_ms`, beside `fanout_p99_ms`).
 
 `--ramp` replaces the one window by steps: the offered rate starts at `--ramp-start`
-(100/s) and grows by `--ramp-factor` (1.5) a step of `--ramp-seconds` (8 s) until a step
-is not sustained (achieved below 95 % of offered, or observe p99 over 250 ms);
-`max_sustained_observations_per_s` is the last sustained step's achieved rate and
-`obs_ratio` that over `stack_mutations_per_s`.
+(100/s, after 5 s of unmeasured warm-up at that rate) and grows by `--ramp-factor` (1.5)
+a step of `--ramp-seconds` (8 s) until a step is not sustained (achieved below 95 % of
+offered, or observe p99 over 250 ms; if the first one is not, the rate goes down by the
+same factor to the first that is); `max_sustained_observations_per_s` is the highest
+sustained step's achieved rate and `obs_ratio` that over `stack_mutations_per_s`.
 
     .venv/bin/python bench/observations.py --backend sqlite
     .venv/bin/python bench/observations.py --backend postgresql --servers 2
@@ -260,9 +261,10 @@ async def pace(
     interval: float,
     start_at: float,
     stop_at: float,
+    lead: float = 1.0,
 ) -> dict[str, Any]:
-    """Client i posts request i every `interval` seconds (0: back to back) from a second
-    before `start_at` to `stop_at`, each in a closed schedule (a late response delays only
+    """Client i posts request i every `interval` seconds (0: back to back) from `lead`
+    seconds before `start_at` to `stop_at`, each in a closed schedule (a late response delays only
     that client); the answers whose `field` is an `ok` sent inside the window, timed."""
     latencies: list[float] = []
     problems: dict[str, int] = {}
@@ -272,7 +274,7 @@ async def pace(
         nonlocal done
         headers, body = request
         # Phases spread evenly, so the load is a steady rate, not bursts.
-        tick = start_at - 1.0 + interval * index / len(requests)
+        tick = start_at - lead + interval * index / len(requests)
         while tick < stop_at:
             await asyncio.sleep(max(0.0, tick - time.time()))
             sent = time.time()
@@ -351,28 +353,40 @@ async def ramp(
     base_url: str, jobs: list[tuple[str, str, str]], args: argparse.Namespace
 ) -> list[Step]:
     """Offered rates from `--ramp-start` up by `--ramp-factor` a step, each held for
-    `--ramp-seconds` after a second of warm-up, until a step is not sustained (its rate
-    not achieved within 5 %, or observe p99 over `--ramp-p99-ms`) or `--ramp-steps` ran."""
+    `--ramp-seconds` after a second of warm-up (`--ramp-warmup` seconds at the first
+    rate before the first step), until a step is not sustained (its rate not achieved
+    within 5 %, or observe p99 over `--ramp-p99-ms`) or `--ramp-steps` ran. If the first
+    step is not sustained, the rate goes down by the same factor instead, to the first
+    sustained step (not below 10/s)."""
     steps: list[Step] = []
     rate = args.ramp_start
+    going_down = False
+    limit = args.ramp_p99_ms / 1000
     async with http_clients(base_url, len(jobs)) as clients:
         requests = observe_requests(jobs)
         while len(steps) < args.ramp_steps:
-            interval = len(jobs) / rate
-            start_at = time.time() + 1.0
+            lead = args.ramp_warmup if not steps else 1.0
+            start_at = time.time() + lead
             stop_at = start_at + args.ramp_seconds
             observed = await pace(
-                clients, requests, "observeJob", "JobPayload", interval, start_at, stop_at
-            )
+                clients, requests, "observeJob", "JobPayload", len(jobs) / rate, start_at,
+                stop_at, lead,
+            )  # fmt: skip
             step = Step(rate, start_at, stop_at, observed)
             steps.append(step)
             _say(
                 f"ramp: offered {rate:.0f}/s, achieved {step.achieved_per_s:.1f}/s, observe p99 "
                 f"{ms(step.p99)} ms"
             )
-            if not step.sustained(args.ramp_p99_ms / 1000):
-                break
-            rate *= args.ramp_factor
+            going_down = going_down or (len(steps) == 1 and not step.sustained(limit))
+            if going_down:
+                if step.sustained(limit) or rate / args.ramp_factor < 10:
+                    break
+                rate /= args.ramp_factor
+            else:
+                if not step.sustained(limit):
+                    break
+                rate *= args.ramp_factor
     return steps
 
 
@@ -410,6 +424,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ramp-factor", type=float, default=1.5)
     parser.add_argument("--ramp-seconds", type=float, default=8.0, help="each step's window")
     parser.add_argument("--ramp-steps", type=int, default=10, help="at most")
+    parser.add_argument(
+        "--ramp-warmup", type=float, default=5.0, help="unmeasured seconds before the first step"
+    )
     parser.add_argument("--ramp-p99-ms", type=float, default=250.0, help="observe p99 limit")
     parser.add_argument("--database-url", help="SQLite file, or a hub_bench* PostgreSQL db")
     parser.add_argument("--keep", action="store_true")
@@ -543,7 +560,7 @@ def ramp_figures(
         for step, row in zip(steps, rows, strict=True)
         if step.sustained(args.ramp_p99_ms / 1000)
     ]
-    best = sustained[-1] if sustained else None
+    best = max(sustained, key=lambda row: row["offered_per_s"], default=None)
     return {
         "ramp_seconds": args.ramp_seconds,
         "ramp_p99_limit_ms": args.ramp_p99_ms,

@@ -29,7 +29,7 @@ def test_the_observations_bench_runs_at_a_tiny_size(backend: str) -> None:
 def test_the_observations_ramp_runs_at_a_tiny_size(backend: str) -> None:
     figures = run_bench(
         "observations.py", backend, *TINY, "--ramp", "--ramp-start", "12", "--ramp-factor", "2",
-        "--ramp-seconds", "2", "--ramp-steps", "2", "--ramp-p99-ms", "5000",
+        "--ramp-seconds", "2", "--ramp-steps", "2", "--ramp-p99-ms", "5000", "--ramp-warmup", "1",
     )  # fmt: skip
 
     assert 1 <= len(figures["steps"]) <= 2
