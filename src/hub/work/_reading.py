@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import ColumnElement, Select, bindparam, exists, select, text
+from sqlalchemy import ColumnElement, Integer, Select, bindparam, exists, select, text
 
 from hub.errors import NotFound, ValidationFailed, raises
 from hub.inputs import bounded_int, clean_text
@@ -66,13 +66,13 @@ class TaskFilter:
 # The statements of the reads that only show tasks, built once: building one costs more
 # than running it (docs/benchmarks.md, section 2).
 _BY_IDS = VIEW_COLUMNS.where(TASKS.c.id.in_(bindparam("task_ids", expanding=True)))
-_READY_OF = (
+READY_VIEWS = (
     VIEW_COLUMNS.where(TASKS.c.project_id == bindparam("project_id"), READY,
                        ~DUPLICATE_OF_UNFINISHED)
     .order_by(TASKS.c.priority.desc(), TASKS.c.id)
-    .limit(bindparam("limit"))
+    .limit(bindparam("limit", type_=Integer))
 )  # fmt: skip
-_READY_OF_KINDS = _READY_OF.where(TASKS.c.kind.in_(bindparam("kinds", expanding=True)))
+READY_VIEWS_OF_KINDS = READY_VIEWS.where(TASKS.c.kind.in_(bindparam("kinds", expanding=True)))
 
 
 def get_task(uow: UnitOfWork, task_id: str) -> TaskView:
@@ -167,7 +167,7 @@ def candidates(
     values: dict[str, object] = {"project_id": project_id, "limit": limit}
     if kinds:
         values["kinds"] = list(kinds)
-    found = read_views(uow, _READY_OF_KINDS if kinds else _READY_OF, values)
+    found = read_views(uow, READY_VIEWS_OF_KINDS if kinds else READY_VIEWS, values)
     if not found:
         # Only now: a task found is of a project that exists (a foreign key says so).
         projects.ensure_project_exists(uow, project_id)

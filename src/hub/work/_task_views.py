@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Select, and_, select
 
-from hub.mapping import view_of
+from hub.mapping import row_reader
 from hub.storage.aggregates import json_list, listed
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
@@ -65,6 +65,9 @@ VIEW_COLUMNS: Select[Any] = select(
 ).select_from(_FROM)
 
 
+_read_view = row_reader(TaskView, _OWN)
+
+
 def effective_state(
     state: TaskState, blocked_count: int, lease_expires_at: datetime | None, now: datetime
 ) -> EffectiveTaskState:
@@ -92,8 +95,7 @@ def views_of(uow: UnitOfWork, rows: Iterable[Any]) -> list[TaskView]:
     now = uow.now()
     dialect = uow.dialect
     return [
-        view_of(
-            TaskView,
+        _read_view(
             row,
             effective_state=effective_state(
                 row.state, row.blocked_count, row.lease_expires_at, now
