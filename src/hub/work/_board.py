@@ -336,7 +336,7 @@ def _counts(uow: UnitOfWork, values: dict[str, Any]) -> dict[BoardGroup, int]:
     states: dict[str, int] = {}
     blocked: dict[str, int] = {}
     recent = expired = 0
-    for part, state, count in uow.session.execute(_COUNTS, values).tuples():
+    for part, state, count in uow.session.execute(_COUNTS, values):
         if part == "state":
             states[state] = int(count)
         elif part == "blocked":
@@ -379,7 +379,7 @@ def _counts_narrowed(
         str(name): int(count)
         for name, count in uow.session.execute(
             select(grouped.c.grp, func.count()).group_by(grouped.c.grp), values
-        ).tuples()
+        )
     }
     return {group: found.get(group.value, 0) for group in BoardGroup}
 
