@@ -10,7 +10,10 @@ Timed, `--calls` times each (default 200):
   GraphQL query runs: one statement reading the ready tasks' views, `READY_VIEWS`);
 - the ready query alone (the SQL `ready_tasks(...).limit(20)` compiles to), on the driver;
 - the views statement alone (`READY_VIEWS`: the ready query with each view's lease,
-  criteria, prerequisites and labels), on the driver.
+  criteria, prerequisites and labels), on the driver;
+- the other reads that show these tasks, each through `Runtime.read` with its statements
+  counted: `task(id)` (`get_task`), the loaders' batch of the candidates
+  (`get_tasks`), the board's first page and one card (`board_page`, `board_card`).
 
 The plans are shown (`EXPLAIN QUERY PLAN` / `EXPLAIN ANALYZE`): the candidates views
 statement's, and the claim query's (`LIMIT 1`, `FOR UPDATE SKIP LOCKED` on PostgreSQL).
@@ -44,6 +47,7 @@ from hub.ids import new_id
 from hub.projects import service as projects
 from hub.runtime import Runtime
 from hub.work import _reading as work_reads  # the ready query's SQL, shown with its plan
+from hub.work import service as work
 from hub.work.tables import Task, TaskCriteria, TaskPrerequisite
 
 INDEX = "ix_tasks_ready"
@@ -176,6 +180,31 @@ def time_calls(calls: int, call: Any) -> tuple[list[float], float]:
     return durations, (time.process_time() - cpu) / calls
 
 
+def other_reads(
+    runtime: Runtime, counter: StatementCounter, calls: int, project_id: str, ids: list[str]
+) -> dict[str, dict[str, float]]:
+    """Statements, CPU and p50 of each read that shows the same tasks another way."""
+    board = work.BoardQuery(project_id)
+    reads: dict[str, Any] = {
+        "task": lambda uow: work.get_task(uow, ids[0]),
+        "tasks_batch": lambda uow: work.get_tasks(uow, ids),
+        "board_page": lambda uow: work.board_page(uow, board),
+        "board_card": lambda uow: work.board_card(uow, board, ids[-1]),
+    }
+    found = {}
+    for name, read in reads.items():
+        counter.count, counter.counting = 0, True
+        runtime.read(read)
+        counter.counting = False
+        durations, cpu = time_calls(calls, lambda read=read: runtime.read(read))
+        found[name] = {
+            "statements": counter.count,
+            "cpu_ms": ms(cpu),
+            "p50_ms": ms(percentile(durations, 50)),
+        }
+    return found
+
+
 def profile_calls(calls: int, call: Any, top: int) -> None:
     """Where the calls' time goes: cProfile's top entries by cumulative time (the timed
     runs are made without it: profiling slows every Python call)."""
@@ -271,6 +300,7 @@ def main(argv: list[str] | None = None) -> None:
             )
 
         service, service_cpu = time_calls(args.calls, call)
+        others = other_reads(runtime, counter, args.calls, project_id, [v.id for v in offered])
         if args.profile:
             profile_calls(args.calls, call, args.profile)
 
@@ -303,6 +333,11 @@ def main(argv: list[str] | None = None) -> None:
         f"the views statement alone (driver): p50 {ms(percentile(views_sql, 50))} ms,"
         f" p99 {ms(percentile(views_sql, 99))} ms"
     )
+    for name, read in others.items():
+        print(
+            f"{name}: {read['statements']} statements a call; p50 {read['p50_ms']} ms,"
+            f" {read['cpu_ms']} ms CPU a call"
+        )
     print("candidates statement:", candidates_sql.replace("\n", " "))
     print("  plan:", *_lines(candidates_plan), sep="\n")
     print("claim query plan:", *_lines(claim_plan), sep="\n")
@@ -323,6 +358,7 @@ def main(argv: list[str] | None = None) -> None:
         "views_sql_p99_ms": ms(percentile(views_sql, 99)),
         "index_used": INDEX in candidates_plan,
         "claim_index_used": INDEX in claim_plan,
+        "reads": others,
         "load_1min": round(os.getloadavg()[0], 1),
     }
     print(json.dumps(figures), flush=True)
