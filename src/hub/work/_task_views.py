@@ -4,8 +4,9 @@ row made straight into its view.
 
 The reads that only show tasks (`task`, `tasks`, `candidates`, the loaders' batches)
 select from `VIEW_COLUMNS`, narrowed and ordered as each needs (`work._reading`): one
-round trip and no ORM entity, whatever the number of tasks. A mutation's answer, of a
-task it holds in the session, is made by `work._reading.task_view` from that entity.
+round trip and no ORM entity, whatever the number of tasks. A mutation's answer
+(`work._reading.task_view`) is read the same way, after the session's changes are
+flushed.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ _FROM = TASKS.outerjoin(_ATTEMPTS, _ATTEMPTS.c.id == TASKS.c.current_attempt_id)
     _CRITERIA,
     and_(_CRITERIA.c.task_id == TASKS.c.id, _CRITERIA.c.revision == TASKS.c.criteria_revision),
 )
-# Each side a scalar subquery, so it is read for the rows kept (after the limit), by the
-# primary keys `(task_id, …)`, never for every task the filter passes.
+# Each side a scalar subquery, looked up by its primary key `(task_id, …)` for each row
+# returned: when an index gives the order (every read here), only the rows the limit
+# keeps, never every task the filter passes, and no join multiplying the rows.
 _PREREQUISITES = (
     select(json_list(_EDGES.c.prerequisite_id)).where(_EDGES.c.task_id == TASKS.c.id)
 ).scalar_subquery()
