@@ -7,14 +7,20 @@ each task's prerequisites that are not DONE, as the service maintains it.
 
 Timed, `--calls` times each (default 200):
 - `candidates` for the first 20, the service function through `Runtime.read` (what the
-  GraphQL query runs: the ready query, then each task's view);
-- the ready query alone (the SQL `ready_tasks(...).limit(20)` compiles to), on the driver.
+  GraphQL query runs: one statement reading the ready tasks' views, `READY_VIEWS`);
+- the ready query alone (the SQL `ready_tasks(...).limit(20)` compiles to), on the driver;
+- the views statement alone (`READY_VIEWS`: the ready query with each view's lease,
+  criteria, prerequisites and labels), on the driver;
+- the other reads that show these tasks, each through `Runtime.read` with its statements
+  counted: `task(id)` (`get_task`), the loaders' batch of the candidates
+  (`get_tasks`), the board's first page and one card (`board_page`, `board_card`).
 
-Both plans are shown (`EXPLAIN QUERY PLAN` / `EXPLAIN ANALYZE`): the candidates query's,
-and the claim query's (`LIMIT 1`, `FOR UPDATE SKIP LOCKED` on PostgreSQL).
+The plans are shown (`EXPLAIN QUERY PLAN` / `EXPLAIN ANALYZE`): the candidates views
+statement's, and the claim query's (`LIMIT 1`, `FOR UPDATE SKIP LOCKED` on PostgreSQL).
 
     .venv/bin/python bench/candidates.py --backend sqlite
     .venv/bin/python bench/candidates.py --backend postgresql --tasks 10000
+    .venv/bin/python bench/candidates.py --profile 25   # then where a call's CPU goes
 
 The last line printed is one JSON object with the figures.
 """
@@ -22,8 +28,10 @@ The last line printed is one JSON object with the figures.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import random
 import time
 from collections.abc import Iterator
@@ -32,13 +40,14 @@ from typing import Any
 
 from scratch import Scratch, bulk_write, ms, percentile, scratch_database
 from sqlalchemy import Connection, event, text
-from sqlalchemy.sql import Select
+from sqlalchemy.sql import Executable
 
 from hub.identity import service as identity
 from hub.ids import new_id
 from hub.projects import service as projects
 from hub.runtime import Runtime
 from hub.work import _reading as work_reads  # the ready query's SQL, shown with its plan
+from hub.work import service as work
 from hub.work.tables import Task, TaskCriteria, TaskPrerequisite
 
 INDEX = "ix_tasks_ready"
@@ -171,7 +180,44 @@ def time_calls(calls: int, call: Any) -> tuple[list[float], float]:
     return durations, (time.process_time() - cpu) / calls
 
 
-def compiled(runtime: Runtime, statement: Select[Any]) -> str:
+def other_reads(
+    runtime: Runtime, counter: StatementCounter, calls: int, project_id: str, ids: list[str]
+) -> dict[str, dict[str, float]]:
+    """Statements, CPU and p50 of each read that shows the same tasks another way."""
+    board = work.BoardQuery(project_id)
+    reads: dict[str, Any] = {
+        "task": lambda uow: work.get_task(uow, ids[0]),
+        "tasks_batch": lambda uow: work.get_tasks(uow, ids),
+        "board_page": lambda uow: work.board_page(uow, board),
+        "board_card": lambda uow: work.board_card(uow, board, ids[-1]),
+    }
+    found = {}
+    for name, read in reads.items():
+        counter.count, counter.counting = 0, True
+        runtime.read(read)
+        counter.counting = False
+        durations, cpu = time_calls(calls, lambda read=read: runtime.read(read))
+        found[name] = {
+            "statements": counter.count,
+            "cpu_ms": ms(cpu),
+            "p50_ms": ms(percentile(durations, 50)),
+        }
+    return found
+
+
+def profile_calls(calls: int, call: Any, top: int) -> None:
+    """Where the calls' time goes: cProfile's top entries by cumulative time (the timed
+    runs are made without it: profiling slows every Python call)."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        call()
+    profiler.disable()
+    print(f"profile of {calls} calls, by cumulative time:")
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(top)
+
+
+def compiled(runtime: Runtime, statement: Executable) -> str:
     return str(
         statement.compile(
             dialect=runtime.database.engine.dialect, compile_kwargs={"literal_binds": True}
@@ -220,6 +266,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--database-url", help="SQLite file, or a hub_bench* PostgreSQL db")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    parser.add_argument(
+        "--profile", type=int, default=0, metavar="N",
+        help="after the timings, profile the service calls and print the top N entries",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     edges = args.edges or 2 * args.tasks
 
@@ -243,19 +293,27 @@ def main(argv: list[str] | None = None) -> None:
         if len(offered) != args.first or any(view.effective_state in ("BLOCKED", "DONE")
                                              for view in offered):  # fmt: skip
             raise SystemExit(f"candidates returned {len(offered)} tasks, not all ready")
-        service, service_cpu = time_calls(
-            args.calls,
-            lambda: runtime.read(
-                lambda uow: work_reads.candidates(uow, project_id=project_id, limit=args.first)
-            ),
-        )
 
-        candidates_sql = compiled(runtime, work_reads.ready_tasks(project_id, ()).limit(args.first))
+        def call() -> None:
+            runtime.read(
+                lambda uow: work_reads.candidates(uow, project_id=project_id, limit=args.first)
+            )
+
+        service, service_cpu = time_calls(args.calls, call)
+        others = other_reads(runtime, counter, args.calls, project_id, [v.id for v in offered])
+        if args.profile:
+            profile_calls(args.calls, call, args.profile)
+
+        ready_sql = compiled(runtime, work_reads.ready_tasks(project_id, ()).limit(args.first))
+        candidates_sql = compiled(
+            runtime, work_reads.READY_VIEWS.params(project_id=project_id, limit=args.first)
+        )
         claim_statement = work_reads.ready_tasks(project_id, ()).limit(1)
         if args.backend == "postgresql":
             claim_statement = claim_statement.with_for_update(skip_locked=True)
         claim_sql = compiled(runtime, claim_statement)
-        sql = raw_sql_durations(runtime, candidates_sql, args.calls)
+        sql = raw_sql_durations(runtime, ready_sql, args.calls)
+        views_sql = raw_sql_durations(runtime, candidates_sql, args.calls)
         with runtime.database.engine.connect() as connection:
             candidates_plan = explain(connection, args.backend, candidates_sql)
             claim_plan = explain(connection, args.backend, claim_sql)
@@ -271,7 +329,16 @@ def main(argv: list[str] | None = None) -> None:
         f"the ready query alone (driver): p50 {ms(percentile(sql, 50))} ms,"
         f" p99 {ms(percentile(sql, 99))} ms"
     )
-    print("candidates query:", candidates_sql.replace("\n", " "))
+    print(
+        f"the views statement alone (driver): p50 {ms(percentile(views_sql, 50))} ms,"
+        f" p99 {ms(percentile(views_sql, 99))} ms"
+    )
+    for name, read in others.items():
+        print(
+            f"{name}: {read['statements']} statements a call; p50 {read['p50_ms']} ms,"
+            f" {read['cpu_ms']} ms CPU a call"
+        )
+    print("candidates statement:", candidates_sql.replace("\n", " "))
     print("  plan:", *_lines(candidates_plan), sep="\n")
     print("claim query plan:", *_lines(claim_plan), sep="\n")
     figures = {
@@ -287,8 +354,11 @@ def main(argv: list[str] | None = None) -> None:
         "cpu_ms_per_call": ms(service_cpu),
         "sql_p50_ms": ms(percentile(sql, 50)),
         "sql_p99_ms": ms(percentile(sql, 99)),
+        "views_sql_p50_ms": ms(percentile(views_sql, 50)),
+        "views_sql_p99_ms": ms(percentile(views_sql, 99)),
         "index_used": INDEX in candidates_plan,
         "claim_index_used": INDEX in claim_plan,
+        "reads": others,
         "load_1min": round(os.getloadavg()[0], 1),
     }
     print(json.dumps(figures), flush=True)

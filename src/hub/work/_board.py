@@ -10,7 +10,8 @@ A board page's cost must not grow with the project (docs/benchmarks.md, section 
 every group's page walks an index in the group's order
 (`ix_tasks_board` by priority, `ix_tasks_board_recent` by last change,
 `ix_tasks_board_blocked` for the blocked) and stops after the page, all groups in one
-statement; the counts are read from indexes alone (`_counts`), done work long ago never.
+statement with each card's newest checkpoint; the counts are read from indexes alone
+(`_counts`), done work long ago never.
 Filters narrow every group alike; a text filter goes through the task index
 (`work._similar`, what `similarTasks` answers with) and keeps its `TEXT_MATCHES` best.
 """
@@ -27,6 +28,7 @@ from sqlalchemy import (
     BindParameter,
     ColumnElement,
     CompoundSelect,
+    Label,
     Select,
     String,
     and_,
@@ -40,13 +42,22 @@ from sqlalchemy import (
     type_coerce,
     union_all,
 )
+from sqlalchemy.orm import QueryableAttribute
 
 from hub.errors import NotFound
 from hub.projects import service as projects
 from hub.storage.fulltext import MAX_TERMS, query_terms
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _similar as similar
-from hub.work.tables import BLOCKED, Attempt, Checkpoint, Task, TaskLabel, TaskPrerequisite
+from hub.work.tables import (
+    BLOCKED,
+    Attempt,
+    Checkpoint,
+    Task,
+    TaskLabel,
+    TaskPrerequisite,
+    lease_valid,
+)
 from hub.work.views import BoardCard, BoardHolder, BoardPage
 from hub.work.vocabulary import (
     CLAIMABLE_STATES,
@@ -152,6 +163,16 @@ def _cards_of(narrowing: Sequence[ColumnElement[bool]] = ()) -> Select[*tuple[An
     )
 
 
+def _last_checkpoint(task_id: ColumnElement[str] | QueryableAttribute[str]) -> Label[datetime]:
+    """A card's newest checkpoint, of any of its task's attempts, read with the card."""
+    return (
+        select(func.max(Checkpoint.created_at))
+        .where(Checkpoint.task_id == task_id)
+        .scalar_subquery()
+        .label("last_checkpoint_at")
+    )
+
+
 def _group_page(
     group: BoardGroup, narrowing: Sequence[ColumnElement[bool]] = ()
 ) -> Select[*tuple[Any, ...]]:
@@ -169,7 +190,10 @@ def _pages(
     parts = []
     for group in groups:
         page = _group_page(group, narrowing).subquery(f"page_{group.value}")
-        parts.append(select(literal(group.value).label("grp"), *page.c))
+        # Outside the page's subquery: read for the page's cards only, after its limit.
+        parts.append(
+            select(literal(group.value).label("grp"), *page.c, _last_checkpoint(page.c.id))
+        )
     return union_all(*parts)
 
 
@@ -200,11 +224,13 @@ _COUNTS = union_all(
 
 
 def board_page(uow: UnitOfWork, query: BoardQuery) -> BoardPage:
-    projects.ensure_project_exists(uow, query.project_id)
     now = uow.now()
     values = {"project_id": query.project_id, "now": now, "recent_since": now - DONE_RECENTLY}
     narrowing, capped = _narrowing(uow, query)
     counts = _counts_narrowed(uow, narrowing, values) if narrowing else _counts(uow, values)
+    if not any(counts.values()):
+        # Only now: a task counted is of a project that exists (a foreign key says so).
+        projects.ensure_project_exists(uow, query.project_id)
     offset = (query.page - 1) * query.per_page
     rows: list[Any] = []
     if any(offset < counts[group] for group in query.shown_groups):
@@ -239,14 +265,18 @@ def board_card(uow: UnitOfWork, query: BoardQuery, task_id: str) -> BoardCard | 
     """One task's card as `query`'s board would show it, or None when the board's
     filters leave it out (its group not shown, or another kind, holder, label or text).
     A task of another project is not found."""
-    projects.ensure_project_exists(uow, query.project_id)
     now = uow.now()
     values = {"project_id": query.project_id, "now": now, "recent_since": now - DONE_RECENTLY}
     narrowing, _ = _narrowing(uow, query)
     found = uow.session.execute(
-        _cards_of(narrowing).add_columns(_GROUP_LABEL).where(Task.id == task_id), values
+        _cards_of(narrowing)
+        .add_columns(_GROUP_LABEL, _last_checkpoint(Task.id))
+        .where(Task.id == task_id),
+        values,
     ).first()
     if found is None:
+        # Only now: a card found is of a project that exists (a foreign key says so).
+        projects.ensure_project_exists(uow, query.project_id)
         if uow.session.scalar(
             select(Task.id).where(Task.project_id == query.project_id, Task.id == task_id)
         ) is None:
@@ -308,7 +338,7 @@ def _counts(uow: UnitOfWork, values: dict[str, Any]) -> dict[BoardGroup, int]:
     states: dict[str, int] = {}
     blocked: dict[str, int] = {}
     recent = expired = 0
-    for part, state, count in uow.session.execute(_COUNTS, values).tuples():
+    for part, state, count in uow.session.execute(_COUNTS, values):
         if part == "state":
             states[state] = int(count)
         elif part == "blocked":
@@ -351,7 +381,7 @@ def _counts_narrowed(
         str(name): int(count)
         for name, count in uow.session.execute(
             select(grouped.c.grp, func.count()).group_by(grouped.c.grp), values
-        ).tuples()
+        )
     }
     return {group: found.get(group.value, 0) for group in BoardGroup}
 
@@ -368,23 +398,11 @@ _EFFECTIVE = {
     BoardGroup.DONE_RECENTLY: EffectiveTaskState.DONE,
     BoardGroup.CLOSED: EffectiveTaskState.CLOSED,
 }
-_CHECKPOINTS = (
-    select(Checkpoint.task_id, func.max(Checkpoint.created_at))
-    .where(Checkpoint.task_id.in_(bindparam("task_ids", expanding=True)))
-    .group_by(Checkpoint.task_id)
-)
 
 
 def _cards(
     uow: UnitOfWork, rows: Sequence[Any], groups: Sequence[BoardGroup | None], now: datetime
 ) -> list[BoardCard]:
-    # Each task's newest checkpoint, of any of its attempts.
-    checkpoints: dict[str, datetime] = {
-        task_id: created_at
-        for task_id, created_at in uow.session.execute(
-            _CHECKPOINTS, {"task_ids": [row.id for row in rows]}
-        ).tuples()
-    } if rows else {}
     stale_after = timedelta(seconds=uow.settings.stale_progress_seconds)
     return [
         BoardCard(
@@ -398,7 +416,7 @@ def _cards(
             group=group,
             updated_at=row.updated_at,
             holder=_holder(row, now, stale_after),
-            last_checkpoint_at=checkpoints.get(row.id),
+            last_checkpoint_at=row.last_checkpoint_at,
         )
         for row, group in zip(rows, groups, strict=True)
     ]
@@ -407,8 +425,7 @@ def _cards(
 def _holder(row: Any, now: datetime, stale_after: timedelta) -> BoardHolder | None:
     if row.attempt_id is None:
         return None
-    # The lease rule of `Attempt.lease_valid_at`: valid while now is before expires_at.
-    live = bool(now < row.expires_at)
+    live = lease_valid(row.expires_at, now)
     stale_at = row.last_progress_at + stale_after
     return BoardHolder(
         attempt_id=row.attempt_id,

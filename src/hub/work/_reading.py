@@ -1,5 +1,5 @@
-"""Reading tasks: their views (the effective state judged at read time, the current
-criteria), lookups, lists, the ready queue and the tasks most like a text.
+"""Reading tasks: lookups, lists, the ready queue and the tasks most like a text, each
+shown by its view read in the same statement (`work._task_views`); the current criteria.
 """
 
 from __future__ import annotations
@@ -8,10 +8,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
-from sqlalchemy import ColumnElement, Select, bindparam, exists, select, text
-from sqlalchemy.orm import aliased
+from sqlalchemy import ColumnElement, Integer, Select, bindparam, exists, select, text
 
 from hub.errors import NotFound, ValidationFailed, raises
 from hub.inputs import bounded_int, clean_text
@@ -22,30 +20,32 @@ from hub.storage.fulltext import MAX_TERMS, query_terms
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _similar as similar
 from hub.work._rows import require_task
-from hub.work.tables import Attempt, Task, TaskCriteria, TaskLabel, TaskLink, TaskPrerequisite
+from hub.work._task_views import TASKS, VIEW_COLUMNS, read_views
+from hub.work.tables import Task, TaskCriteria, TaskLink
 from hub.work.views import LinkView, SimilarTask, TaskView
 from hub.work.vocabulary import (
     CLAIMABLE_STATES,
     FINISHED_STATES,
-    EffectiveTaskState,
     LinkKind,
     TaskKind,
     TaskState,
 )
 
 READY = text(f"{one_of('tasks.state', CLAIMABLE_STATES)} AND tasks.blocked_count = 0")
-_ORIGINAL = aliased(Task, name="original")
+_LINKS = table_of(TaskLink)
+_ORIGINAL = TASKS.alias("original")
 # Linked DUPLICATE_OF a task that is neither done nor closed: the original is where the
-# work happens, so this one is never offered or claimed (`_claims`).
+# work happens, so this one is never offered or claimed (`_claims`). Core, so the
+# candidates' Core read and the claim's ORM query share it.
 DUPLICATE_OF_UNFINISHED = (
     exists()
     .where(
-        TaskLink.task_id == Task.id,
-        TaskLink.kind == LinkKind.DUPLICATE_OF,
-        _ORIGINAL.id == TaskLink.other_id,
-        _ORIGINAL.state.not_in(FINISHED_STATES),
+        _LINKS.c.task_id == TASKS.c.id,
+        _LINKS.c.kind == LinkKind.DUPLICATE_OF,
+        _ORIGINAL.c.id == _LINKS.c.other_id,
+        _ORIGINAL.c.state.not_in(FINISHED_STATES),
     )
-    .correlate(Task)
+    .correlate(TASKS)
 )
 # The most `similarTasks` answers.
 MAX_SIMILAR = 50
@@ -63,14 +63,31 @@ class TaskFilter:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+# The statements of the reads that only show tasks, built once: building one costs more
+# than running it (docs/benchmarks.md, section 2).
+_BY_IDS = VIEW_COLUMNS.where(TASKS.c.id.in_(bindparam("task_ids", expanding=True)))
+READY_VIEWS = (
+    VIEW_COLUMNS.where(TASKS.c.project_id == bindparam("project_id"), READY,
+                       ~DUPLICATE_OF_UNFINISHED)
+    .order_by(TASKS.c.priority.desc(), TASKS.c.id)
+    .limit(bindparam("limit", type_=Integer))
+)  # fmt: skip
+READY_VIEWS_OF_KINDS = READY_VIEWS.where(TASKS.c.kind.in_(bindparam("kinds", expanding=True)))
+
+
 def get_task(uow: UnitOfWork, task_id: str) -> TaskView:
-    return task_view(uow, require_task(uow, task_id))
+    found = read_views(uow, _BY_IDS, {"task_ids": [task_id]})
+    if not found:
+        raise NotFound("task", task_id)
+    return found[0]
 
 
 def get_tasks(uow: UnitOfWork, task_ids: Sequence[str]) -> list[TaskView]:
-    """Many tasks, in the order asked, in a few statements whatever their number."""
-    rows = uow.session.scalars(select(Task).where(Task.id.in_(sorted(set(task_ids))))).all()
-    views = {view.id: view for view in task_views(uow, rows)}
+    """Many tasks, in the order asked, in one statement whatever their number."""
+    if not task_ids:
+        return []
+    found = read_views(uow, _BY_IDS, {"task_ids": sorted(set(task_ids))})
+    views = {view.id: view for view in found}
     for task_id in task_ids:
         if task_id not in views:
             raise NotFound("task", task_id)
@@ -123,34 +140,53 @@ def similar_views(uow: UnitOfWork, found: Sequence[similar.Match]) -> list[Simil
 
 
 def list_tasks(uow: UnitOfWork, query: TaskFilter) -> list[TaskView]:
-    projects.ensure_project_exists(uow, query.project_id)
-    statement = select(Task).where(Task.project_id == query.project_id)
+    statement = VIEW_COLUMNS.where(TASKS.c.project_id == query.project_id)
     if query.states:
-        statement = statement.where(Task.state.in_(list(query.states)))
+        statement = statement.where(TASKS.c.state.in_(list(query.states)))
     if query.kinds:
-        statement = statement.where(Task.kind.in_(list(query.kinds)))
+        statement = statement.where(TASKS.c.kind.in_(list(query.kinds)))
     if query.parent_id:
-        statement = statement.where(Task.parent_id == query.parent_id)
+        statement = statement.where(TASKS.c.parent_id == query.parent_id)
     if query.after:
-        statement = statement.where(Task.id > query.after)
-    rows = uow.session.scalars(statement.order_by(Task.id).limit(query.limit)).all()
-    return task_views(uow, rows)
+        statement = statement.where(TASKS.c.id > query.after)
+    found = read_views(uow, statement.order_by(TASKS.c.id).limit(query.limit), {})
+    if not found:
+        # Only now: a task found is of a project that exists (a foreign key says so).
+        projects.ensure_project_exists(uow, query.project_id)
+    return found
 
 
 def candidates(
     uow: UnitOfWork, *, project_id: str, kinds: Sequence[str] = (), limit: int = 20
 ) -> list[TaskView]:
-    """Ready work by priority then age. Informational: it may be stale at once."""
-    projects.ensure_project_exists(uow, project_id)
-    rows = uow.session.scalars(ready_tasks(project_id, kinds).limit(limit)).all()
-    return task_views(uow, rows)
+    """Ready work by priority then age, in one statement. Informational: it may be stale
+    at once."""
+    if not _known_kinds(kinds):
+        projects.ensure_project_exists(uow, project_id)  # an unknown project comes first
+        _require_kinds(kinds)
+    values: dict[str, object] = {"project_id": project_id, "limit": limit}
+    if kinds:
+        values["kinds"] = list(kinds)
+    found = read_views(uow, READY_VIEWS_OF_KINDS if kinds else READY_VIEWS, values)
+    if not found:
+        # Only now: a task found is of a project that exists (a foreign key says so).
+        projects.ensure_project_exists(uow, project_id)
+    return found
+
+
+def _known_kinds(kinds: Sequence[str]) -> bool:
+    return all(kind in tuple(TaskKind) for kind in kinds)
+
+
+def _require_kinds(kinds: Sequence[str]) -> None:
+    for kind in kinds:
+        if kind not in tuple(TaskKind):
+            raise ValidationFailed("kinds", f"{kind!r} is not a task kind")
 
 
 def ready_tasks(project_id: str | ColumnElement[str], kinds: Sequence[str]) -> Select[Task]:
     """Ready work in offer order; the predicate matches the partial index `ix_tasks_ready`."""
-    for kind in kinds:
-        if kind not in tuple(TaskKind):
-            raise ValidationFailed("kinds", f"{kind!r} is not a task kind")
+    _require_kinds(kinds)
     statement = select(Task).where(Task.project_id == project_id, READY, ~DUPLICATE_OF_UNFINISHED)
     if kinds:
         statement = statement.where(Task.kind.in_(list(kinds)))
@@ -219,102 +255,11 @@ def current_criteria(uow: UnitOfWork, task: Task, revision: int | None = None) -
     return list(criteria)
 
 
-def effective_state(task: Task, current: Attempt | None, now: datetime) -> EffectiveTaskState:
-    """Expiry is judged at read time: no background job has to run for it to be true."""
-    if (
-        task.state == TaskState.IN_PROGRESS
-        and current is not None
-        and not current.lease_valid_at(now)
-    ):
-        return EffectiveTaskState.RECOVERY_CANDIDATE
-    if task.state in CLAIMABLE_STATES and task.blocked_count > 0:
-        return EffectiveTaskState.BLOCKED
-    return EffectiveTaskState(task.state)
-
-
-_PREREQUISITE_EDGES = table_of(TaskPrerequisite)
-_PREREQUISITES_OF = (
-    select(_PREREQUISITE_EDGES.c.prerequisite_id)
-    .where(_PREREQUISITE_EDGES.c.task_id == bindparam("task_id"))
-    .order_by(_PREREQUISITE_EDGES.c.prerequisite_id)
-)
-_LABELS = table_of(TaskLabel)
-_LABELS_OF = (
-    select(_LABELS.c.label)
-    .where(_LABELS.c.task_id == bindparam("task_id"))
-    .order_by(_LABELS.c.label)
-)
-
-
 def task_view(uow: UnitOfWork, task: Task) -> TaskView:
-    current = uow.session.get(Attempt, task.current_attempt_id) if task.current_attempt_id else None
-    uow.session.flush()  # a Core read: see this transaction's own edges
-    prerequisites = uow.session.scalars(_PREREQUISITES_OF, {"task_id": task.id}).all()
-    labels = uow.session.scalars(_LABELS_OF, {"task_id": task.id}).all()
-    return _view(task, current, prerequisites, labels, current_criteria(uow, task), uow.now())
+    """The view of a task a mutation holds, as this transaction has it."""
+    return get_task(uow, task.id)
 
 
 def task_views(uow: UnitOfWork, tasks: Sequence[Task]) -> list[TaskView]:
-    """Views of many tasks in four queries, whatever their number (lists, candidates)."""
-    if not tasks:
-        return []
-    ids = [task.id for task in tasks]
-    attempt_ids = [task.current_attempt_id for task in tasks if task.current_attempt_id]
-    currents = {
-        row.id: row
-        for row in (
-            uow.session.scalars(select(Attempt).where(Attempt.id.in_(attempt_ids)))
-            if attempt_ids
-            else ()
-        )
-    }
-    prerequisites: dict[str, list[str]] = {task_id: [] for task_id in ids}
-    for task_id, prerequisite_id in uow.session.execute(
-        select(TaskPrerequisite.task_id, TaskPrerequisite.prerequisite_id)
-        .where(TaskPrerequisite.task_id.in_(ids))
-        .order_by(TaskPrerequisite.task_id, TaskPrerequisite.prerequisite_id)
-    ):
-        prerequisites[task_id].append(prerequisite_id)
-    labels: dict[str, list[str]] = {task_id: [] for task_id in ids}
-    for task_id, label in uow.session.execute(
-        select(TaskLabel.task_id, TaskLabel.label)
-        .where(TaskLabel.task_id.in_(ids))
-        .order_by(TaskLabel.task_id, TaskLabel.label)
-    ):
-        labels[task_id].append(label)
-    wanted = {(task.id, task.criteria_revision) for task in tasks}
-    criteria = {
-        (row.task_id, row.revision): list(row.criteria)
-        for row in uow.session.scalars(select(TaskCriteria).where(TaskCriteria.task_id.in_(ids)))
-        if (row.task_id, row.revision) in wanted
-    }
-    now = uow.now()
-    return [
-        _view(
-            task,
-            currents.get(task.current_attempt_id) if task.current_attempt_id else None,
-            prerequisites[task.id],
-            labels[task.id],
-            criteria.get((task.id, task.criteria_revision), []),
-            now,
-        )
-        for task in tasks
-    ]
-
-
-def _view(
-    task: Task,
-    current: Attempt | None,
-    prerequisites: Sequence[str],
-    labels: Sequence[str],
-    criteria: Sequence[str],
-    now: datetime,
-) -> TaskView:
-    return view_of(
-        TaskView,
-        task,
-        effective_state=effective_state(task, current, now),
-        criteria=tuple(criteria),
-        prerequisite_ids=tuple(prerequisites),
-        labels=tuple(labels),
-    )
+    """Views of many tasks held, in their order, in one statement."""
+    return get_tasks(uow, [task.id for task in tasks])

@@ -238,7 +238,7 @@ class Attempt(Base):
     revoke_reason: Mapped[str | None] = mapped_column(Text)
 
     def _lease_valid_at(self, now: datetime) -> bool:
-        return now < self.expires_at
+        return lease_valid(self.expires_at, now)
 
     def _lease_valid_at_in_sql(cls: Any, now: datetime) -> ColumnElement[bool]:  # noqa: N805
         return cls.expires_at > now  # type: ignore[no-any-return]
@@ -248,6 +248,12 @@ class Attempt(Base):
     # an attempt ends its lease (`hub.work._lifecycle.end_attempt`), so an ended attempt's
     # lease is never valid.
     lease_valid_at = hybrid_method(_lease_valid_at, _lease_valid_at_in_sql)
+
+
+def lease_valid(expires_at: datetime, now: datetime) -> bool:
+    """`Attempt.lease_valid_at` of a lease's end read without its attempt (a row of a
+    Core read): the same rule, its Python side."""
+    return now < expires_at
 
 
 class Checkpoint(Base):
