@@ -113,10 +113,6 @@ def _sent(client: AgentClient, verb: Verb, given: Mapping[str, Any]) -> Any:
         for name, value in (("projectId", held.project_id), ("taskId", held.task_id)):
             if name in verb.defaults and name not in arguments:
                 arguments[name] = value
-        if verb.name in ("task",) and "id" not in arguments:
-            arguments["id"] = held.task_id
-        if verb.name == "submission" and "id" not in arguments and held.subject_submission_id:
-            arguments["id"] = held.subject_submission_id
     if verb.kind.value == "query":
         with client.api(server, session.token) as api:
             answer: Any = api.run(verb.name, verb.variables(arguments)).data[verb.field]
