@@ -430,6 +430,26 @@ CREATE TABLE floor_events (
   payload JSONB NOT NULL, occurred_at TIMESTAMPTZ NOT NULL);
 CREATE TABLE floor_streams (stream VARCHAR(64) PRIMARY KEY, last_seq BIGINT NOT NULL);
 INSERT INTO floor_streams VALUES ('floor', 0);
+ALTER TABLE floor_events ADD COLUMN txid xid8 DEFAULT pg_current_xact_id();
+CREATE INDEX ix_floor_events_unnumbered ON floor_events (stream, txid, id) WHERE seq IS NULL;
+CREATE FUNCTION floor_number_events(target text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE numbered bigint;
+BEGIN
+  IF NOT pg_try_advisory_xact_lock(hashtextextended('floor:' || target, 0)) THEN
+    RETURN 0;
+  END IF;
+  WITH base AS (SELECT last_seq FROM floor_streams WHERE stream = target),
+  ranked AS (
+    SELECT id, row_number() OVER (ORDER BY txid, id) AS rank FROM floor_events
+    WHERE stream = target AND seq IS NULL
+      AND txid < (SELECT pg_snapshot_xmin(pg_current_snapshot())))
+  UPDATE floor_events SET seq = base.last_seq + ranked.rank
+  FROM base, ranked WHERE floor_events.id = ranked.id;
+  GET DIAGNOSTICS numbered = ROW_COUNT;
+  UPDATE floor_streams SET last_seq = last_seq + numbered
+  WHERE stream = target AND numbered > 0;
+  RETURN numbered;
+END $$;
 """
 
 READY_SQL = (
@@ -448,6 +468,13 @@ INSERT_ATTEMPT_SQL = (
 INSERT_EVENT_SQL = (
     "INSERT INTO floor_events (stream, seq, kind, subject_id, payload, occurred_at)"
     " VALUES ({p}, {p}, {p}, {p}, {p}, {p})"
+)
+# The service's PostgreSQL append (migration 0016): unnumbered, stamped with the
+# transaction's id, the stream's finished events numbered first under a try-lock.
+INSERT_UNNUMBERED_SQL = (
+    "WITH numbered AS MATERIALIZED (SELECT floor_number_events({p}) AS count)"
+    " INSERT INTO floor_events (stream, kind, subject_id, payload, occurred_at)"
+    " SELECT {p}, {p}, {p}, {p}, {p} FROM numbered"
 )
 NEXT_SEQ_SQL = (
     "UPDATE floor_streams SET last_seq = last_seq + 1 WHERE stream = {p} RETURNING last_seq"
@@ -472,12 +499,20 @@ class FloorDriver:
     """One thread's connection and its four minimal transactions."""
 
     def __init__(
-        self, scratch: Scratch, lock: threading.Lock, synchronous: str, counter: bool
+        self,
+        scratch: Scratch,
+        lock: threading.Lock,
+        synchronous: str,
+        counter: bool,
+        after_commit: bool = False,
     ) -> None:
         self.sqlite = scratch.backend == "sqlite"
         self.lock = lock
-        # Number events from one counter row per stream, as the service's event log does.
+        # Number events from one counter row per stream, as the service's event log does
+        # on SQLite (and did on PostgreSQL before migration 0016).
         self.counter = counter
+        # PostgreSQL: number them after commit, below the horizon, as it does now.
+        self.after_commit = after_commit
         self.p = "?" if self.sqlite else "%s"
         self.connection: Any
         if self.sqlite:
@@ -517,6 +552,12 @@ class FloorDriver:
 
     def event(self, db: Any, kind: str, task_id: str, attempt_id: str, now: datetime) -> None:
         payload = json.dumps({"attempt": attempt_id, "session": self.session_id})
+        if self.after_commit:
+            db.execute(
+                self.sql(INSERT_UNNUMBERED_SQL),
+                ("floor", "floor", kind, task_id, payload, self.ts(now)),
+            )
+            return
         seq = db.execute(self.sql(NEXT_SEQ_SQL), ("floor",)).fetchone()[0] if self.counter else None
         db.execute(self.sql(INSERT_EVENT_SQL), ("floor", seq, kind, task_id, payload, self.ts(now)))
 
@@ -634,9 +675,12 @@ def run_floor(
     synchronous: str,
     cycle: bool,
     counter: bool = False,
+    after_commit: bool = False,
 ) -> FloorFigures:
     lock = threading.Lock()
-    drivers = [FloorDriver(scratch, lock, synchronous, counter) for _ in range(threads)]
+    drivers = [
+        FloorDriver(scratch, lock, synchronous, counter, after_commit) for _ in range(threads)
+    ]
     latencies: list[list[float]] = [[] for _ in drivers]
     exhausted = threading.Event()
     start = time.perf_counter()

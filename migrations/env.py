@@ -20,16 +20,23 @@ config = context.config
 # - the full-text indexes of lesson versions (0008) and of tasks (0012), one per
 #   database: on SQLite the FTS5 tables `lesson_search` and `task_search` (and the shadow
 #   tables FTS5 keeps for them), on PostgreSQL the generated columns `search_vector` of
-#   `lesson_versions` and `tasks` and their GIN indexes.
+#   `lesson_versions` and `tasks` and their GIN indexes;
+# - the event log's PostgreSQL-only numbering (0016): the column `events.txid` and the
+#   partial index of unnumbered events (the view `event_log` is not compared at all).
 HAND_WRITTEN_INDEXES = {
     "ix_tasks_ready",
     "ix_tasks_board",
     "ix_tasks_board_blocked",
     "ix_lesson_versions_search_vector",
     "ix_tasks_search_vector",
+    "ix_events_unnumbered",
 }
 HAND_WRITTEN_TABLES = ("lesson_search", "task_search")
-HAND_WRITTEN_COLUMNS = {("lesson_versions", "search_vector"), ("tasks", "search_vector")}
+HAND_WRITTEN_COLUMNS = {
+    ("lesson_versions", "search_vector"),
+    ("tasks", "search_vector"),
+    ("events", "txid"),
+}
 
 
 def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from sqlalchemy import Row, bindparam, select, text, update
+from sqlalchemy import Column, MetaData, Row, Select, Table, bindparam, select, text, update
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -175,13 +176,15 @@ def _flush(uow: UnitOfWork) -> None:
     # Core statements don't autoflush: the rows these events point at are written first.
     session.flush()
     if uow.dialect == "postgresql":
-        # Delivered at commit to every server process listening (docs/design.md, "Scale"); sent
-        # before the counter rows are locked, so the locks are held one round trip less.
+        # Delivered at commit to every server process listening (docs/design.md, "Scale").
         for stream in sorted(by_stream):
             session.execute(_NOTIFY, {"channel": NOTIFY_CHANNEL, "stream": stream})
     # Sorted so two transactions touching the same streams lock them in the same order.
     for stream in sorted(by_stream):
         items = by_stream[stream]
+        if uow.dialect == "postgresql":
+            _append_unnumbered(uow, stream, items, occurred_at)
+            continue
         if not _append(uow, stream, items, occurred_at):
             # A stream's first event: make its counter row (a concurrent first writer may
             # have made it already), then append.
@@ -195,44 +198,43 @@ def _flush(uow: UnitOfWork) -> None:
     uow.after_commit(lambda: uow.announce_events(streams))
 
 
-# PostgreSQL: the counter row stays locked from its update to the commit, and every
-# writer of the project queues on it, so the update and the insert are one statement
-# (one round trip fewer while the lock is held). The events travel as one JSON array.
+# PostgreSQL: no counter row. The events go in unnumbered (`seq` NULL), stamped with this
+# transaction's id (`txid`'s default), and are numbered once every transaction below
+# them has finished (docs/architecture.md, "The event log"). Before them, in the same
+# statement, the stream's finished events get their numbers stored, unless another
+# transaction is storing them (`hub_number_events` only tries its lock): stored numbers
+# keep the part readers number for themselves short. The events travel as one JSON array.
 _APPEND_POSTGRESQL = text(
     """
-    WITH advanced AS (
-        UPDATE event_streams SET last_seq = last_seq + :count
-        WHERE stream = :target RETURNING last_seq
-    )
-    INSERT INTO events (stream, seq, project_id, kind, subject_id, actor_id, occurred_at, payload)
-    SELECT :target, advanced.last_seq - :count + item.ordinal, item.project_id, item.kind,
-           item.subject_id, item.actor_id, :occurred_at, item.payload
-    FROM advanced, jsonb_to_recordset(:items) AS item(
+    WITH numbered AS MATERIALIZED (SELECT hub_number_events(:target) AS count)
+    INSERT INTO events (stream, project_id, kind, subject_id, actor_id, occurred_at, payload)
+    SELECT :target, item.project_id, item.kind, item.subject_id, item.actor_id,
+           :occurred_at, item.payload
+    FROM numbered, jsonb_to_recordset(:items) AS item(
         ordinal integer, project_id text, kind text, subject_id text, actor_id text,
         payload jsonb)
-    RETURNING seq
+    ORDER BY item.ordinal
     """
 ).bindparams(bindparam("occurred_at", type_=UTCDateTime()), bindparam("items", type_=JSONB()))
+_NUMBER_POSTGRESQL = text("SELECT hub_number_events(:target)")
 
 
 # At most this many events go in PostgreSQL's one-statement append.
 _SLICE = 5000
 
 
-def _append(uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: datetime) -> bool:
-    """Number and store `items` after the stream's last event; False if the stream has no
-    counter row yet (nothing is written then).
-
-    On PostgreSQL a transaction's few events go in one statement with the counter's
-    update (`_APPEND_POSTGRESQL`); many (a bulk operation's) are numbered by the update
-    and then copied in (COPY), like SQLite's, which is quicker past a few thousand."""
+def _append_unnumbered(
+    uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: datetime
+) -> None:
+    """PostgreSQL: store `items` unnumbered, in order (ids follow it). A transaction's
+    few events go in one statement; many (a bulk operation's) are copied in (COPY),
+    quicker past a few thousand."""
     session = uow.session
-    if uow.dialect == "postgresql" and len(items) <= _SLICE:
-        appended = session.execute(
+    if len(items) <= _SLICE:
+        session.execute(
             _APPEND_POSTGRESQL,
             {
                 "target": stream,
-                "count": len(items),
                 "occurred_at": occurred_at,
                 "items": [
                     {
@@ -243,12 +245,33 @@ def _append(uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: da
                         "actor_id": item.actor_id,
                         "payload": _document(item.payload),
                     }
-                    for ordinal, item in enumerate(items, start=1)
+                    for ordinal, item in enumerate(items)
                 ],
             },
-        ).all()
-        return len(appended) == len(items)
-    last = session.execute(_ADVANCE, {"target": stream, "count": len(items)}).scalar_one_or_none()
+        )
+        return
+    session.execute(_NUMBER_POSTGRESQL, {"target": stream})
+    stored = Stored(uow.dialect)
+    at = stored.instant(occurred_at)
+    insert_rows(
+        uow,
+        _EVENTS,
+        _UNNUMBERED_COLUMNS,
+        (
+            (stream, item.project_id, item.kind, item.subject_id, item.actor_id, at,
+             item.payload if isinstance(item.payload, str) else stored.json(item.payload))
+            for item in items
+        ),
+    )  # fmt: skip
+
+
+def _append(uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: datetime) -> bool:
+    """SQLite: number and store `items` after the stream's last event; False if the
+    stream has no counter row yet (nothing is written then). The writer holds the
+    database's one write lock already, so the counter row costs no extra waiting."""
+    last = uow.session.execute(
+        _ADVANCE, {"target": stream, "count": len(items)}
+    ).scalar_one_or_none()
     if last is None:
         return False
     first = last - len(items) + 1
@@ -276,29 +299,72 @@ def _document(payload: dict[str, Any] | str) -> dict[str, Any]:
 _EVENT_COLUMNS = (
     "stream", "seq", "project_id", "kind", "subject_id", "actor_id", "occurred_at", "payload",
 )  # fmt: skip
+_UNNUMBERED_COLUMNS = tuple(name for name in _EVENT_COLUMNS if name != "seq")
+
+
+# PostgreSQL's readers read the view `event_log` (migration 0016): the numbered events,
+# and after them the finished unnumbered ones below the visibility horizon, numbered in
+# (transaction id, id) order exactly as the numbering step will store them.
+_LOG = Table("event_log", MetaData(), *(Column(c.name, c.type) for c in _EVENTS.columns))
+
+
+def _log(uow: UnitOfWork) -> Table:
+    return _LOG if uow.dialect == "postgresql" else _EVENTS
+
+
+def _events_after(log: Table) -> Select[Any]:
+    return (
+        select(*log.c)
+        .where(log.c.stream == bindparam("target"), log.c.seq > bindparam("after"))
+        .order_by(log.c.seq)
+        .limit(bindparam("limit"))
+    )
 
 
 # Prebuilt: every live follower runs it on every wake.
-_EVENTS_AFTER = (
-    select(*_EVENTS.c)
-    .where(_EVENTS.c.stream == bindparam("target"), _EVENTS.c.seq > bindparam("after"))
-    .order_by(_EVENTS.c.seq)
-    .limit(bindparam("limit"))
+_EVENTS_AFTER = {"sqlite": _events_after(_EVENTS), "postgresql": _events_after(_LOG)}
+
+# Committed events a reader cannot number yet: an older transaction is still open.
+_HELD_BACK = text(
+    "SELECT EXISTS (SELECT 1 FROM events WHERE stream = ANY(:streams) AND seq IS NULL"
+    " AND txid >= pg_snapshot_xmin(pg_current_snapshot()))"
 )
+# How long a reader waits for such events to become readable, and its first pause.
+SETTLE_SECONDS = 2.0
+_FIRST_PAUSE = 0.001
+
+
+def _settle(uow: UnitOfWork, streams: Sequence[str]) -> None:
+    """PostgreSQL: wait (at most `SETTLE_SECONDS`) until every event of `streams`
+    committed before now is below the horizon, so a read that follows sees them, a
+    writer's own events included. Only a read unit that takes a new snapshot per
+    statement can see the horizon move; others read below it as it is. Waiting longer
+    (a transaction open for minutes) just reads what is readable: a prefix, never a gap."""
+    if uow.dialect != "postgresql" or uow.write or uow.snapshot:
+        return
+    pause, deadline = _FIRST_PAUSE, time.monotonic() + SETTLE_SECONDS
+    while uow.session.scalar(_HELD_BACK, {"streams": list(streams)}):
+        if time.monotonic() + pause > deadline:
+            return
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def list_events(
     uow: UnitOfWork, *, stream: str, after: int = 0, limit: int = 500
 ) -> list[EventRecord]:
+    _settle(uow, [stream])
     rows = uow.session.execute(
-        _EVENTS_AFTER, {"target": stream, "after": after, "limit": limit}
+        _EVENTS_AFTER[uow.dialect], {"target": stream, "after": after, "limit": limit}
     ).all()
     return [_record(row) for row in rows]
 
 
 def recent_events(uow: UnitOfWork, *, stream: str, limit: int = 20) -> list[EventRecord]:
-    rows = uow.session.scalars(
-        select(Event).where(Event.stream == stream).order_by(Event.seq.desc()).limit(limit)
+    _settle(uow, [stream])
+    log = _log(uow)
+    rows = uow.session.execute(
+        select(*log.c).where(log.c.stream == stream).order_by(log.c.seq.desc()).limit(limit)
     ).all()
     return [_record(row) for row in rows]
 
@@ -310,37 +376,72 @@ def subject_events(
     of its work), newest first."""
     if not subject_ids:
         return []
-    rows = uow.session.scalars(
-        select(Event)
-        .where(Event.stream == stream, Event.subject_id.in_(sorted(set(subject_ids))))
-        .order_by(Event.seq.desc())
+    _settle(uow, [stream])
+    log = _log(uow)
+    rows = uow.session.execute(
+        select(*log.c)
+        .where(log.c.stream == stream, log.c.subject_id.in_(sorted(set(subject_ids))))
+        .order_by(log.c.seq.desc())
         .limit(limit)
     ).all()
     return [_record(row) for row in rows]
 
 
+# PostgreSQL: the stored last number, plus the finished unnumbered events below the
+# horizon (numbered next, after it), in one statement so both come from one snapshot.
+_LAST_SEQUENCES = text(
+    """
+    SELECT streams.stream,
+           COALESCE(stored.last_seq, 0) + COALESCE(pending.count, 0) AS last_seq
+    FROM unnest(CAST(:streams AS text[])) AS streams(stream)
+    LEFT JOIN event_streams stored ON stored.stream = streams.stream
+    LEFT JOIN (
+        SELECT stream, count(*) AS count FROM events
+        WHERE stream = ANY(:streams) AND seq IS NULL
+          AND txid < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
+        GROUP BY stream
+    ) AS pending ON pending.stream = streams.stream
+    WHERE stored.stream IS NOT NULL OR pending.stream IS NOT NULL
+    """
+)
+
+
+def _last_sequences(uow: UnitOfWork, streams: Sequence[str]) -> dict[str, int]:
+    if uow.dialect == "postgresql":
+        _settle(uow, streams)
+        rows = uow.session.execute(_LAST_SEQUENCES, {"streams": list(streams)}).all()
+    else:
+        rows = uow.session.execute(
+            select(EventStream.stream, EventStream.last_seq).where(
+                EventStream.stream.in_(streams)
+            )
+        ).all()
+    return {stream: int(seq) for stream, seq in rows}
+
+
 def last_sequence(uow: UnitOfWork, *, stream: str) -> int:
-    value = uow.session.scalar(select(EventStream.last_seq).where(EventStream.stream == stream))
-    return int(value or 0)
+    """The number of the stream's last event a reader can read now (0: none): every
+    event numbered up to it is readable, and every event numbered later is one that
+    committed after it or whose transaction was still open when it was read."""
+    return _last_sequences(uow, [stream]).get(stream, 0)
 
 
 def subjects_after(uow: UnitOfWork, *, stream: str, after: int, kinds: Sequence[str]) -> set[str]:
     """The subjects of the stream's events of these kinds numbered after `after`: what
-    changed since a reader saw the stream up to `after` (numbers are taken at commit, in
-    commit order, so nothing committed later is numbered lower)."""
+    changed since a reader saw the stream up to `after` (`last_sequence`): an event
+    numbered later than that committed after it was read, or was not readable yet."""
+    _settle(uow, [stream])
+    log = _log(uow)
     found = uow.session.scalars(
-        select(Event.subject_id)
-        .where(Event.stream == stream, Event.seq > after, Event.kind.in_(list(kinds)))
+        select(log.c.subject_id)
+        .where(log.c.stream == stream, log.c.seq > after, log.c.kind.in_(list(kinds)))
         .distinct()
     )
     return set(found)
 
 
 def count_events(uow: UnitOfWork, streams: Sequence[str]) -> dict[str, int]:
-    rows = uow.session.execute(
-        select(EventStream.stream, EventStream.last_seq).where(EventStream.stream.in_(streams))
-    ).all()
-    return {stream: int(seq) for stream, seq in rows}
+    return _last_sequences(uow, streams)
 
 
 def _record(row: Event | Row[Any]) -> EventRecord:
@@ -354,5 +455,10 @@ def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
     page. An event's actor is a principal, named without a foreign key in the log: the
     export says so."""
     return export_table(
-        uow, _EVENTS, project_id, key=("seq",), references={"actor_id": "principals"}
+        uow,
+        _EVENTS,
+        project_id,
+        key=("seq",),
+        references={"actor_id": "principals"},
+        rows_from=_log(uow),
     )

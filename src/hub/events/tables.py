@@ -10,7 +10,9 @@ from hub.storage.base import Base, JSONDocument, UTCDateTime
 
 
 class EventStream(Base):
-    """The last sequence number handed out per stream; locked last in a transaction."""
+    """The last sequence number stored per stream. SQLite: advanced by each writing
+    transaction (locked last in it). PostgreSQL: advanced only by the numbering step
+    (`hub_number_events`, migration 0016), never by a writing transaction."""
 
     __tablename__ = "event_streams"
 
@@ -29,7 +31,10 @@ class Event(Base):
         BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
     )
     stream: Mapped[str] = mapped_column(String(64))
-    seq: Mapped[int] = mapped_column(BigInteger)
+    # NULL on PostgreSQL until the numbering step stores it (readers number such events
+    # themselves meanwhile: the view `event_log`). PostgreSQL also has `txid` (xid8, the
+    # writing transaction's id, by default), written by hand in migration 0016.
+    seq: Mapped[int] = mapped_column(BigInteger, nullable=True)
     project_id: Mapped[str | None] = mapped_column(
         String(40), ForeignKey("projects.id", ondelete="RESTRICT")
     )

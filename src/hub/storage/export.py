@@ -107,6 +107,7 @@ def export_table(
     key: Sequence[str] | None = None,
     references: Mapping[str, str] | None = None,
     page_size: int | None = None,
+    rows_from: Table | None = None,
 ) -> Iterator[ExportRecord]:
     """One table's description, then its rows where `scope` is the project, a page at a
     time in the order of `key` (default: the primary key; it must be unique among the
@@ -114,7 +115,9 @@ def export_table(
 
     `omit`: columns never exported (secrets, storage internals). `references`: columns
     naming a record of another table without a foreign key in the schema (an event's
-    actor, a finding's task), as column → table, described like the foreign keys."""
+    actor, a finding's task), as column → table, described like the foreign keys.
+    `rows_from`: where the rows are read, if not from `table` itself (a view with its
+    columns: the event log's on PostgreSQL)."""
     size = page_size or PAGE_SIZE
     columns = [c for c in table.columns if c.name not in omit]
     key_columns = [table.c[name] for name in key] if key else list(table.primary_key.columns)
@@ -126,10 +129,12 @@ def export_table(
     yield ExportRecord(TABLE_RECORD, describe(table, columns, key_columns, references))
     names = [c.name for c in columns]
     extra = [c for c in key_columns if c.name not in names]
+    source = table if rows_from is None else rows_from
+    read_key = [source.c[c.name] for c in key_columns]
     statement = (
-        select(*columns, *extra)
-        .where(table.c[scope] == project_id)
-        .order_by(*key_columns)
+        select(*(source.c[c.name] for c in [*columns, *extra]))
+        .where(source.c[scope] == project_id)
+        .order_by(*read_key)
         .limit(size)
     )
     # Positions in a result row, worked out once: rows are read as plain tuples, and
@@ -140,7 +145,7 @@ def export_table(
     keys = [position[c.name] for c in key_columns]
     last: tuple[Any, ...] | None = None
     while True:
-        page = statement if last is None else statement.where(_after(key_columns, last))
+        page = statement if last is None else statement.where(_after(read_key, last))
         rows = uow.session.execute(page).all()
         for row in rows:
             values = list(row[: len(names)])

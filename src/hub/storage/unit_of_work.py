@@ -110,6 +110,11 @@ class UnitOfWork:
         return self._session
 
     @property
+    def snapshot(self) -> bool:
+        """Whether every statement of this unit sees the database as of its first one."""
+        return self._snapshot
+
+    @property
     def dialect(self) -> str:
         return self.database.dialect
 
