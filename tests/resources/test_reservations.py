@@ -35,7 +35,7 @@ def _active_reservations(runtime: Runtime) -> list[tuple[str, str]]:
 def _events(runtime: Runtime, kind: str) -> list[dict[str, Any]]:
     with runtime.database.engine.connect() as connection:
         rows = connection.execute(
-            sa.text("SELECT actor_id, payload FROM events WHERE kind = :k ORDER BY seq"),
+            sa.text("SELECT actor_id, payload FROM events WHERE kind = :k ORDER BY id"),
             {"k": kind},
         ).all()
     # JSONB comes back decoded on PostgreSQL, as text on SQLite.

@@ -42,7 +42,7 @@ def events_of(runtime: Runtime, kind: str) -> list[dict[str, Any]]:
     with runtime.database.engine.connect() as connection:
         rows = connection.execute(
             sa.text(
-                "SELECT actor_id, subject_id, payload FROM events WHERE kind = :k ORDER BY seq"
+                "SELECT actor_id, subject_id, payload FROM events WHERE kind = :k ORDER BY id"
             ),
             {"k": kind},
         ).all()
