@@ -430,19 +430,54 @@ CREATE TABLE floor_events (
   payload JSONB NOT NULL, occurred_at TIMESTAMPTZ NOT NULL);
 CREATE TABLE floor_streams (stream VARCHAR(64) PRIMARY KEY, last_seq BIGINT NOT NULL);
 INSERT INTO floor_streams VALUES ('floor', 0);
-ALTER TABLE floor_events ADD COLUMN txid xid8 DEFAULT pg_current_xact_id();
-CREATE INDEX ix_floor_events_unnumbered ON floor_events (stream, txid, id) WHERE seq IS NULL;
+ALTER TABLE floor_events ADD COLUMN log_position bigint;
+CREATE SEQUENCE floor_positions AS bigint;
+CREATE INDEX ix_floor_events_unnumbered ON floor_events (stream, log_position, id)
+  WHERE seq IS NULL;
+CREATE FUNCTION floor_ticket() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE taken bigint;
+BEGIN
+  PERFORM pg_advisory_lock(5212146107383021567);
+  BEGIN
+    taken := nextval('floor_positions');
+    PERFORM pg_advisory_xact_lock(5212146107383021568 + taken);
+  EXCEPTION WHEN OTHERS OR query_canceled THEN
+    PERFORM pg_advisory_unlock(5212146107383021567);
+    RAISE;
+  END;
+  PERFORM pg_advisory_unlock(5212146107383021567);
+  RETURN taken;
+END $$;
+CREATE FUNCTION floor_horizon() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE running bigint; top bigint;
+BEGIN
+  PERFORM pg_advisory_lock_shared(5212146107383021567);
+  BEGIN
+    SELECT min(((l.classid::bigint << 32) | l.objid::bigint) - 5212146107383021568) INTO running
+    FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.objsubid = 1
+      AND l.classid::bigint BETWEEN 1213547333 AND 1213547333 + 255
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database());
+    SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END INTO top
+    FROM floor_positions;
+  EXCEPTION WHEN OTHERS OR query_canceled THEN
+    PERFORM pg_advisory_unlock_shared(5212146107383021567);
+    RAISE;
+  END;
+  PERFORM pg_advisory_unlock_shared(5212146107383021567);
+  RETURN COALESCE(running, top + 1);
+END $$;
 CREATE FUNCTION floor_number_events(target text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE numbered bigint;
+DECLARE numbered bigint; below bigint;
 BEGIN
   IF NOT pg_try_advisory_xact_lock(hashtextextended('floor:' || target, 0)) THEN
     RETURN 0;
   END IF;
+  below := floor_horizon();
   WITH base AS (SELECT last_seq FROM floor_streams WHERE stream = target),
   ranked AS (
-    SELECT id, row_number() OVER (ORDER BY txid, id) AS rank FROM floor_events
-    WHERE stream = target AND seq IS NULL
-      AND txid < (SELECT pg_snapshot_xmin(pg_current_snapshot())))
+    SELECT id, row_number() OVER (ORDER BY log_position, id) AS rank FROM floor_events
+    WHERE stream = target AND seq IS NULL AND log_position < below)
   UPDATE floor_events SET seq = base.last_seq + ranked.rank
   FROM base, ranked WHERE floor_events.id = ranked.id;
   GET DIAGNOSTICS numbered = ROW_COUNT;
@@ -469,12 +504,16 @@ INSERT_EVENT_SQL = (
     "INSERT INTO floor_events (stream, seq, kind, subject_id, payload, occurred_at)"
     " VALUES ({p}, {p}, {p}, {p}, {p}, {p})"
 )
-# The service's PostgreSQL append (migration 0016): unnumbered, stamped with the
-# transaction's id, the stream's finished events numbered first under a try-lock.
+# The service's PostgreSQL append (migration 0016): the stream's finished events
+# numbered first under a try-lock, then the transaction's place taken (the last write
+# before its commit), the event stored unnumbered at it. The floor's functions are the
+# service's with their own lock range (same shape, same costs).
 INSERT_UNNUMBERED_SQL = (
-    "WITH numbered AS MATERIALIZED (SELECT floor_number_events({p}) AS count)"
-    " INSERT INTO floor_events (stream, kind, subject_id, payload, occurred_at)"
-    " SELECT {p}, {p}, {p}, {p}, {p} FROM numbered"
+    "WITH numbered AS MATERIALIZED (SELECT floor_number_events({p}) AS count),"
+    " placed AS MATERIALIZED (SELECT floor_ticket() AS place"
+    " FROM (SELECT count(*) FROM numbered) AS done)"
+    " INSERT INTO floor_events (stream, kind, subject_id, payload, occurred_at, log_position)"
+    " SELECT {p}, {p}, {p}, {p}, {p}, placed.place FROM placed"
 )
 NEXT_SEQ_SQL = (
     "UPDATE floor_streams SET last_seq = last_seq + 1 WHERE stream = {p} RETURNING last_seq"

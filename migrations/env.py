@@ -21,8 +21,9 @@ config = context.config
 #   database: on SQLite the FTS5 tables `lesson_search` and `task_search` (and the shadow
 #   tables FTS5 keeps for them), on PostgreSQL the generated columns `search_vector` of
 #   `lesson_versions` and `tasks` and their GIN indexes;
-# - the event log's PostgreSQL-only numbering (0016): the column `events.txid` and the
-#   partial index of unnumbered events (the view `event_log` is not compared at all).
+# - the event log's PostgreSQL-only numbering (0016): the column `events.log_position`
+#   and the partial index of unnumbered events (its sequence and functions are not
+#   compared: alembic compares neither).
 HAND_WRITTEN_INDEXES = {
     "ix_tasks_ready",
     "ix_tasks_board",
@@ -35,7 +36,7 @@ HAND_WRITTEN_TABLES = ("lesson_search", "task_search")
 HAND_WRITTEN_COLUMNS = {
     ("lesson_versions", "search_vector"),
     ("tasks", "search_vector"),
-    ("events", "txid"),
+    ("events", "log_position"),
 }
 
 

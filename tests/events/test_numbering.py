@@ -34,15 +34,16 @@ class Aborted(Exception):
 
 @dataclass(eq=False)
 class Writer:
-    """One transaction: takes its id, waits for its turn, appends, commits or aborts."""
+    """One transaction: appends its events, takes its place in the log at the flush,
+    then waits for its turn to commit (or abort), holding that place meanwhile."""
 
     name: str
     events: int
     abort: bool = False
-    started: threading.Event = field(default_factory=threading.Event)
+    placed: threading.Event = field(default_factory=threading.Event)
     go: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
-    xid: int = 0
+    place: int = 0
     error: BaseException | None = None
 
     def subjects(self) -> list[str]:
@@ -56,20 +57,23 @@ class Writer:
         except BaseException as exc:  # reported by the test, not lost in the thread
             self.error = exc
         finally:
+            self.placed.set()
             self.done.set()
 
     def _operation(self, uow: UnitOfWork) -> None:
         uow.no_lock_needed("the test's own events, about no shared row")
-        # The transaction id is taken now, so this transaction holds the horizon back
-        # from here until it ends, as a long real write would.
-        self.xid = int(uow.session.scalar(text("SELECT pg_current_xact_id()::text")))
-        self.started.set()
-        if not self.go.wait(WAIT):
-            raise TimeoutError(f"{self.name} never got its turn")
         for subject in self.subjects():
             events.append_event(
                 uow, project_id=None, kind="test.numbered", subject_id=subject, actor_id=None
             )
+        # Runs after the event flush (registered after it): the place is taken and held.
+        uow.before_commit(self._hold)
+
+    def _hold(self, uow: UnitOfWork) -> None:
+        self.place = int(uow.pending[events.PLACE])
+        self.placed.set()
+        if not self.go.wait(WAIT):
+            raise TimeoutError(f"{self.name} never got its turn")
         if self.abort:
             raise Aborted
 
@@ -99,8 +103,9 @@ def test_followers_see_every_committed_event_once_in_one_order_while_commits_int
 ) -> None:
     _postgresql_only(backend)
     rng = random.Random(17)
-    # The long transaction takes its id first and commits last; the others start in
-    # waves of six and commit in shuffled order; some abort.
+    # The long transaction takes its place first and commits last; the others take
+    # theirs in waves of six, all six held at once, and commit in shuffled order; some
+    # abort after taking a place.
     long = Writer("long", events=3)
     waves = [
         [
@@ -140,19 +145,19 @@ def test_followers_see_every_committed_event_once_in_one_order_while_commits_int
         thread.start()
     try:
         by_writer[long].start()
-        assert long.started.wait(WAIT)
+        assert long.placed.wait(WAIT)
         for wave in waves:
             for writer in wave:
                 by_writer[writer].start()
             for writer in wave:
-                assert writer.started.wait(WAIT)
+                assert writer.placed.wait(WAIT)
             order = wave[:]
             rng.shuffle(order)
             for writer in order:
                 writer.go.set()
                 assert writer.done.wait(WAIT)
-        # Everything after the long transaction's id waits for it: nothing of the waves
-        # is readable yet, and nothing is lost meanwhile.
+        # Everything placed after the long transaction waits for it: nothing of the
+        # waves is readable yet, and nothing is lost meanwhile.
         assert runtime.read(lambda uow: events.last_sequence(uow, stream=STREAM)) == 0
         long.go.set()
         assert long.done.wait(WAIT)
@@ -166,8 +171,8 @@ def test_followers_see_every_committed_event_once_in_one_order_while_commits_int
             thread.join(WAIT)
     assert [writer.error for writer in everyone] == [None] * len(everyone)
 
-    # One order, by transaction id then append order, numbered 1, 2, 3… with no gap.
-    in_order = sorted(committed, key=lambda writer: writer.xid)
+    # One order, by place then append order, numbered 1, 2, 3… with no gap.
+    in_order = sorted(committed, key=lambda writer: writer.place)
     wanted = [subject for writer in in_order for subject in writer.subjects()]
     assert set(results) == {"list0", "list1", "list2", "feed"}
     for name, seen in results.items():
@@ -185,6 +190,57 @@ def test_followers_see_every_committed_event_once_in_one_order_while_commits_int
         ).all()
     )
     assert [(seq, subject) for seq, subject in stored] == results["feed"]
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_an_effect_is_never_numbered_before_its_cause(backend: str, runtime: Runtime) -> None:
+    """A transaction that began first but went on only after another's commit (it waited
+    for a lock the other held, as a claim waits for a task row) is numbered after it:
+    places are taken just before commit, not when a transaction starts writing."""
+    _postgresql_only(backend)
+    row_lock = 0x5EED  # stands for the row both transactions change
+    held, began, cause_committed = threading.Event(), threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def cause(uow: UnitOfWork) -> None:
+        uow.no_lock_needed("the test's own lock")
+        uow.session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": row_lock})
+        held.set()
+        if not began.wait(WAIT):
+            raise TimeoutError("the effect never began")
+        events.append_event(
+            uow, project_id=None, kind="test.cause", subject_id="cause", actor_id=None
+        )
+
+    def effect(uow: UnitOfWork) -> None:
+        uow.no_lock_needed("the test's own lock")
+        # Writes first (it has a transaction id from here), then waits for the row.
+        uow.session.execute(text("SELECT pg_current_xact_id()"))
+        began.set()
+        uow.session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": row_lock})
+        assert cause_committed.is_set()
+        events.append_event(
+            uow, project_id=None, kind="test.effect", subject_id="effect", actor_id=None
+        )
+
+    def run(operation: Callable[[UnitOfWork], None], after: threading.Event | None) -> None:
+        try:
+            runtime.write(operation)
+            if after is not None:
+                after.set()
+        except BaseException as exc:
+            errors.append(exc)
+
+    first = threading.Thread(target=run, args=(cause, cause_committed))
+    first.start()
+    assert held.wait(WAIT)
+    second = threading.Thread(target=run, args=(effect, None))
+    second.start()
+    first.join(WAIT)
+    second.join(WAIT)
+    assert errors == []
+    records = runtime.read(lambda uow: events.list_events(uow, stream=STREAM))
+    assert [(r.seq, r.subject_id) for r in records] == [(1, "cause"), (2, "effect")]
 
 
 def _number_all(uow: UnitOfWork) -> None:

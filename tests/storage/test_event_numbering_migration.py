@@ -44,24 +44,33 @@ def test_events_written_before_keep_their_numbers(fresh_database: TestDatabase) 
 
     command.upgrade(config, "head")
     assert _numbers(database) == before
-    # Written the way the new code writes (unnumbered on PostgreSQL), then numbered.
+    # Written the way the new code writes (unnumbered at a place on PostgreSQL), then
+    # numbered by the numbering step after the ones already there.
     if database.dialect == "postgresql":
         _execute(
             database,
             "INSERT INTO events (stream, project_id, kind, subject_id, actor_id, occurred_at,"
-            " payload) VALUES ('hub', NULL, 'test.new', 'new-1', NULL, '2026-12-02 00:00:00',"
-            " '{}')",
+            " payload, log_position) VALUES ('hub', NULL, 'test.new', 'new-1', NULL,"
+            " '2026-12-02 00:00:00', '{}', hub_event_ticket())",
         )
-        log = fetch_all(database, "SELECT seq, subject_id FROM event_log ORDER BY seq")
+        _execute(database, "SELECT hub_number_events('hub')")
+        log = fetch_all(database, "SELECT seq, subject_id FROM events ORDER BY seq")
         assert [(r["seq"], r["subject_id"]) for r in log] == [
             (1, "old-1"), (2, "old-2"), (3, "old-3"), (4, "new-1"),
         ]  # fmt: skip
+        _execute(
+            database,
+            "INSERT INTO events (stream, project_id, kind, subject_id, actor_id, occurred_at,"
+            " payload, log_position) VALUES ('hub', NULL, 'test.new', 'new-2', NULL,"
+            " '2026-12-02 00:00:00', '{}', hub_event_ticket())",
+        )
 
     command.downgrade(config, "0015")
     after = _numbers(database)
     assert after[:3] == before
     if database.dialect == "postgresql":
-        assert after[3] == ("hub", 4, "new-1")
-        assert fetch_all(database, "SELECT last_seq FROM event_streams") == [{"last_seq": 4}]
+        # The downgrade numbered the one left unnumbered.
+        assert after[3:] == [("hub", 4, "new-1"), ("hub", 5, "new-2")]
+        assert fetch_all(database, "SELECT last_seq FROM event_streams") == [{"last_seq": 5}]
     command.upgrade(config, "head")
     migrations.check_no_drift(database)

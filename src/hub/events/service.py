@@ -10,7 +10,22 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from sqlalchemy import Column, MetaData, Row, Select, Table, bindparam, select, text, update
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    FromClause,
+    MetaData,
+    Row,
+    Select,
+    Subquery,
+    Table,
+    bindparam,
+    func,
+    select,
+    text,
+    union_all,
+    update,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -20,7 +35,7 @@ from hub.mapping import view_of
 from hub.storage.base import UTCDateTime, table_of
 from hub.storage.bulk import Stored, insert_rows
 from hub.storage.export import ExportRecord, export_table
-from hub.storage.unit_of_work import UnitOfWork
+from hub.storage.unit_of_work import UnitOfWork, read_before_snapshot
 
 GLOBAL_STREAM = "hub"
 NOTIFY_CHANNEL = "hub_events"
@@ -198,18 +213,39 @@ def _flush(uow: UnitOfWork) -> None:
     uow.after_commit(lambda: uow.announce_events(streams))
 
 
-# PostgreSQL: no counter row. The events go in unnumbered (`seq` NULL), stamped with this
-# transaction's id (`txid`'s default), and are numbered once every transaction below
-# them has finished (docs/architecture.md, "The event log"). Before them, in the same
-# statement, the stream's finished events get their numbers stored, unless another
-# transaction is storing them (`hub_number_events` only tries its lock): stored numbers
-# keep the part readers number for themselves short. The events travel as one JSON array.
-_APPEND_POSTGRESQL = text(
+# PostgreSQL: no counter row. Just before commit the transaction takes its place in the
+# log (`hub_event_ticket`: the next value of one sequence, held as a lock until it ends),
+# and its events go in unnumbered (`seq` NULL) with that place; they are numbered once
+# every lower place is free (docs/architecture.md, "The event log"). Before the place is
+# taken, in the same statement, the stream's finished events get their numbers stored,
+# unless another transaction is storing them (`hub_number_events` only tries its lock):
+# stored numbers keep the part readers number for themselves short. The events travel
+# as one JSON array.
+_PLACE_AND_APPEND = text(
+    """
+    WITH numbered AS MATERIALIZED (SELECT hub_number_events(:target) AS count),
+    placed AS MATERIALIZED (
+        SELECT hub_event_ticket() AS place FROM (SELECT count(*) FROM numbered) AS done
+    )
+    INSERT INTO events (stream, project_id, kind, subject_id, actor_id, occurred_at, payload,
+                        log_position)
+    SELECT :target, item.project_id, item.kind, item.subject_id, item.actor_id,
+           :occurred_at, item.payload, placed.place
+    FROM placed, jsonb_to_recordset(:items) AS item(
+        ordinal integer, project_id text, kind text, subject_id text, actor_id text,
+        payload jsonb)
+    ORDER BY item.ordinal
+    RETURNING log_position
+    """
+).bindparams(bindparam("occurred_at", type_=UTCDateTime()), bindparam("items", type_=JSONB()))
+# A later stream of the same transaction: the place is taken already.
+_APPEND_AT_PLACE = text(
     """
     WITH numbered AS MATERIALIZED (SELECT hub_number_events(:target) AS count)
-    INSERT INTO events (stream, project_id, kind, subject_id, actor_id, occurred_at, payload)
+    INSERT INTO events (stream, project_id, kind, subject_id, actor_id, occurred_at, payload,
+                        log_position)
     SELECT :target, item.project_id, item.kind, item.subject_id, item.actor_id,
-           :occurred_at, item.payload
+           :occurred_at, item.payload, :place
     FROM numbered, jsonb_to_recordset(:items) AS item(
         ordinal integer, project_id text, kind text, subject_id text, actor_id text,
         payload jsonb)
@@ -217,6 +253,9 @@ _APPEND_POSTGRESQL = text(
     """
 ).bindparams(bindparam("occurred_at", type_=UTCDateTime()), bindparam("items", type_=JSONB()))
 _NUMBER_POSTGRESQL = text("SELECT hub_number_events(:target)")
+_TICKET = text("SELECT hub_event_ticket()")
+# Where `_flush` keeps the transaction's place once taken (`uow.pending[PLACE]`).
+PLACE = "events.place"
 
 
 # At most this many events go in PostgreSQL's one-statement append.
@@ -226,40 +265,46 @@ _SLICE = 5000
 def _append_unnumbered(
     uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: datetime
 ) -> None:
-    """PostgreSQL: store `items` unnumbered, in order (ids follow it). A transaction's
-    few events go in one statement; many (a bulk operation's) are copied in (COPY),
-    quicker past a few thousand."""
+    """PostgreSQL: store `items` unnumbered at this transaction's place, in order (ids
+    follow it), taking the place with the first stream's events. A transaction's few
+    events go in one statement; many (a bulk operation's) are copied in (COPY), quicker
+    past a few thousand."""
     session = uow.session
+    place: int | None = uow.pending.get(PLACE)
     if len(items) <= _SLICE:
-        session.execute(
-            _APPEND_POSTGRESQL,
-            {
-                "target": stream,
-                "occurred_at": occurred_at,
-                "items": [
-                    {
-                        "ordinal": ordinal,
-                        "project_id": item.project_id,
-                        "kind": item.kind,
-                        "subject_id": item.subject_id,
-                        "actor_id": item.actor_id,
-                        "payload": _document(item.payload),
-                    }
-                    for ordinal, item in enumerate(items)
-                ],
-            },
-        )
+        parameters = {
+            "target": stream,
+            "occurred_at": occurred_at,
+            "items": [
+                {
+                    "ordinal": ordinal,
+                    "project_id": item.project_id,
+                    "kind": item.kind,
+                    "subject_id": item.subject_id,
+                    "actor_id": item.actor_id,
+                    "payload": _document(item.payload),
+                }
+                for ordinal, item in enumerate(items)
+            ],
+        }
+        if place is None:
+            uow.pending[PLACE] = session.execute(_PLACE_AND_APPEND, parameters).scalars().first()
+        else:
+            session.execute(_APPEND_AT_PLACE, {**parameters, "place": place})
         return
     session.execute(_NUMBER_POSTGRESQL, {"target": stream})
+    if place is None:
+        place = uow.pending[PLACE] = int(session.execute(_TICKET).scalar_one())
     stored = Stored(uow.dialect)
     at = stored.instant(occurred_at)
     insert_rows(
         uow,
-        _EVENTS,
-        _UNNUMBERED_COLUMNS,
+        _PLACED_EVENTS,
+        _PLACED_COLUMNS,
         (
             (stream, item.project_id, item.kind, item.subject_id, item.actor_id, at,
-             item.payload if isinstance(item.payload, str) else stored.json(item.payload))
+             item.payload if isinstance(item.payload, str) else stored.json(item.payload),
+             place)
             for item in items
         ),
     )  # fmt: skip
@@ -299,20 +344,52 @@ def _document(payload: dict[str, Any] | str) -> dict[str, Any]:
 _EVENT_COLUMNS = (
     "stream", "seq", "project_id", "kind", "subject_id", "actor_id", "occurred_at", "payload",
 )  # fmt: skip
-_UNNUMBERED_COLUMNS = tuple(name for name in _EVENT_COLUMNS if name != "seq")
+# PostgreSQL's events as its migration 0016 made them: with the column `log_position`
+# (the writing transaction's place), which only PostgreSQL has.
+_PLACED_EVENTS = Table(
+    "events",
+    MetaData(),
+    *(Column(c.name, c.type, primary_key=c.primary_key) for c in _EVENTS.columns),
+    Column("log_position", BigInteger),
+)
+_PLACED_COLUMNS = (*(name for name in _EVENT_COLUMNS if name != "seq"), "log_position")
 
 
-# PostgreSQL's readers read the view `event_log` (migration 0016): the numbered events,
-# and after them the finished unnumbered ones below the visibility horizon, numbered in
-# (transaction id, id) order exactly as the numbering step will store them.
-_LOG = Table("event_log", MetaData(), *(Column(c.name, c.type) for c in _EVENTS.columns))
+def _build_log(horizon: int | None = None) -> Subquery:
+    """PostgreSQL's event log as readers read it: the numbered events, and after them
+    the unnumbered ones placed below the horizon (every such transaction has ended),
+    numbered after the stream's last stored number in (place, id) order, exactly as
+    `hub_number_events` will store them. The horizon is a parameter (`horizon`), read
+    in an earlier statement than this one (`_horizon`), or given here."""
+    e = _PLACED_EVENTS
+    names = [c.name for c in _EVENTS.columns]
+    numbered = select(*(e.c[name] for name in names)).where(e.c.seq.is_not(None))
+    rank = func.row_number().over(partition_by=e.c.stream, order_by=(e.c.log_position, e.c.id))
+    ranked = (
+        select(*(e.c[name] for name in names if name != "seq"), rank.label("rank"))
+        .where(e.c.seq.is_(None), e.c.log_position < bindparam("horizon", value=horizon))
+        .subquery("ranked")
+    )
+    streams = _STREAMS
+    pending = select(
+        *(
+            (func.coalesce(streams.c.last_seq, 0) + ranked.c.rank).label("seq")
+            if name == "seq"
+            else ranked.c[name]
+            for name in names
+        )
+    ).select_from(ranked.outerjoin(streams, streams.c.stream == ranked.c.stream))
+    return union_all(numbered, pending).subquery("event_log")
 
 
-def _log(uow: UnitOfWork) -> Table:
+_LOG = _build_log()
+
+
+def _log(uow: UnitOfWork) -> FromClause:
     return _LOG if uow.dialect == "postgresql" else _EVENTS
 
 
-def _events_after(log: Table) -> Select[Any]:
+def _events_after(log: FromClause) -> Select[Any]:
     return (
         select(*log.c)
         .where(log.c.stream == bindparam("target"), log.c.seq > bindparam("after"))
@@ -324,47 +401,68 @@ def _events_after(log: Table) -> Select[Any]:
 # Prebuilt: every live follower runs it on every wake.
 _EVENTS_AFTER = {"sqlite": _events_after(_EVENTS), "postgresql": _events_after(_LOG)}
 
-# Committed events a reader cannot number yet: an older transaction is still open.
+_HORIZON = text("SELECT hub_event_horizon()")
+# A snapshot unit reads the horizon before its snapshot is taken (see `_horizon`).
+HORIZON_BEFORE_SNAPSHOT = "events.horizon"
+read_before_snapshot(HORIZON_BEFORE_SNAPSHOT, _HORIZON)
+# Committed events a reader cannot number yet: a lower place is still held.
 _HELD_BACK = text(
     "SELECT EXISTS (SELECT 1 FROM events WHERE stream = ANY(:streams) AND seq IS NULL"
-    " AND txid >= pg_snapshot_xmin(pg_current_snapshot()))"
+    " AND log_position >= :horizon)"
 )
 # How long a reader waits for such events to become readable, and its first pause.
 SETTLE_SECONDS = 2.0
 _FIRST_PAUSE = 0.001
 
 
-def _settle(uow: UnitOfWork, streams: Sequence[str]) -> None:
-    """PostgreSQL: wait (at most `SETTLE_SECONDS`) until every event of `streams`
-    committed before now is below the horizon, so a read that follows sees them, a
-    writer's own events included. Only a read unit that takes a new snapshot per
-    statement can see the horizon move; others read below it as it is. Waiting longer
-    (a transaction open for minutes) just reads what is readable: a prefix, never a gap."""
-    if uow.dialect != "postgresql" or uow.write or uow.snapshot:
-        return
+def _horizon(uow: UnitOfWork, streams: Sequence[str]) -> dict[str, int]:
+    """PostgreSQL: the parameters that bind the log's horizon for a read of `streams`;
+    SQLite: none.
+
+    The horizon must be read before the snapshot the events are read in: a transaction
+    that ends between the snapshot and the horizon would be below the horizon and yet
+    invisible, and its events skipped for ever. Each statement of a read or write unit
+    takes a new snapshot, so reading it in the statement before is enough; a snapshot
+    unit's was read before its snapshot was taken.
+
+    A read unit also waits (at most `SETTLE_SECONDS`) while committed events of
+    `streams` are still above the horizon, so that a read right after a write sees the
+    writer's own events: they become readable once every lower place is free, within
+    the commit of the transactions that took them. Waiting longer (a transaction that
+    holds a place for minutes) just reads what is readable: a prefix, never a gap."""
+    if uow.dialect != "postgresql":
+        return {}
+    if uow.snapshot:
+        return {"horizon": int(uow.before_snapshot(HORIZON_BEFORE_SNAPSHOT))}
+    session = uow.session
+    horizon = int(session.execute(_HORIZON).scalar_one())
+    if uow.write:
+        return {"horizon": horizon}
     pause, deadline = _FIRST_PAUSE, time.monotonic() + SETTLE_SECONDS
-    while uow.session.scalar(_HELD_BACK, {"streams": list(streams)}):
+    while session.scalar(_HELD_BACK, {"streams": list(streams), "horizon": horizon}):
         if time.monotonic() + pause > deadline:
-            return
+            break
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+        horizon = int(session.execute(_HORIZON).scalar_one())
+    return {"horizon": horizon}
 
 
 def list_events(
     uow: UnitOfWork, *, stream: str, after: int = 0, limit: int = 500
 ) -> list[EventRecord]:
-    _settle(uow, [stream])
     rows = uow.session.execute(
-        _EVENTS_AFTER[uow.dialect], {"target": stream, "after": after, "limit": limit}
+        _EVENTS_AFTER[uow.dialect],
+        {"target": stream, "after": after, "limit": limit, **_horizon(uow, [stream])},
     ).all()
     return [_record(row) for row in rows]
 
 
 def recent_events(uow: UnitOfWork, *, stream: str, limit: int = 20) -> list[EventRecord]:
-    _settle(uow, [stream])
     log = _log(uow)
     rows = uow.session.execute(
-        select(*log.c).where(log.c.stream == stream).order_by(log.c.seq.desc()).limit(limit)
+        select(*log.c).where(log.c.stream == stream).order_by(log.c.seq.desc()).limit(limit),
+        _horizon(uow, [stream]),
     ).all()
     return [_record(row) for row in rows]
 
@@ -376,18 +474,18 @@ def subject_events(
     of its work), newest first."""
     if not subject_ids:
         return []
-    _settle(uow, [stream])
     log = _log(uow)
     rows = uow.session.execute(
         select(*log.c)
         .where(log.c.stream == stream, log.c.subject_id.in_(sorted(set(subject_ids))))
         .order_by(log.c.seq.desc())
-        .limit(limit)
+        .limit(limit),
+        _horizon(uow, [stream]),
     ).all()
     return [_record(row) for row in rows]
 
 
-# PostgreSQL: the stored last number, plus the finished unnumbered events below the
+# PostgreSQL: the stored last number, plus the unnumbered events placed below the
 # horizon (numbered next, after it), in one statement so both come from one snapshot.
 _LAST_SEQUENCES = text(
     """
@@ -398,7 +496,7 @@ _LAST_SEQUENCES = text(
     LEFT JOIN (
         SELECT stream, count(*) AS count FROM events
         WHERE stream = ANY(:streams) AND seq IS NULL
-          AND txid < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
+          AND log_position < :horizon
         GROUP BY stream
     ) AS pending ON pending.stream = streams.stream
     WHERE stored.stream IS NOT NULL OR pending.stream IS NOT NULL
@@ -408,8 +506,9 @@ _LAST_SEQUENCES = text(
 
 def _last_sequences(uow: UnitOfWork, streams: Sequence[str]) -> dict[str, int]:
     if uow.dialect == "postgresql":
-        _settle(uow, streams)
-        rows = uow.session.execute(_LAST_SEQUENCES, {"streams": list(streams)}).all()
+        rows = uow.session.execute(
+            _LAST_SEQUENCES, {"streams": list(streams), **_horizon(uow, streams)}
+        ).all()
     else:
         rows = uow.session.execute(
             select(EventStream.stream, EventStream.last_seq).where(
@@ -430,12 +529,12 @@ def subjects_after(uow: UnitOfWork, *, stream: str, after: int, kinds: Sequence[
     """The subjects of the stream's events of these kinds numbered after `after`: what
     changed since a reader saw the stream up to `after` (`last_sequence`): an event
     numbered later than that committed after it was read, or was not readable yet."""
-    _settle(uow, [stream])
     log = _log(uow)
     found = uow.session.scalars(
         select(log.c.subject_id)
         .where(log.c.stream == stream, log.c.seq > after, log.c.kind.in_(list(kinds)))
-        .distinct()
+        .distinct(),
+        _horizon(uow, [stream]),
     )
     return set(found)
 
@@ -460,5 +559,13 @@ def export_rows(uow: UnitOfWork, project_id: str) -> Iterator[ExportRecord]:
         project_id,
         key=("seq",),
         references={"actor_id": "principals"},
-        rows_from=_log(uow),
+        rows_from=_export_log(uow),
     )
+
+
+def _export_log(uow: UnitOfWork) -> FromClause | None:
+    """The log an export pages through: on PostgreSQL with its horizon bound (the pages
+    are statements of their own, all read below the same horizon)."""
+    if uow.dialect != "postgresql":
+        return None
+    return _build_log(_horizon(uow, [])["horizon"])

@@ -32,8 +32,9 @@ class Event(Base):
     )
     stream: Mapped[str] = mapped_column(String(64))
     # NULL on PostgreSQL until the numbering step stores it (readers number such events
-    # themselves meanwhile: the view `event_log`). PostgreSQL also has `txid` (xid8, the
-    # writing transaction's id, by default), written by hand in migration 0016.
+    # themselves meanwhile: `events.service._build_log`). PostgreSQL also has
+    # `log_position` (the writing transaction's place in the log), written by hand in
+    # migration 0016.
     seq: Mapped[int] = mapped_column(BigInteger, nullable=True)
     project_id: Mapped[str | None] = mapped_column(
         String(40), ForeignKey("projects.id", ondelete="RESTRICT")

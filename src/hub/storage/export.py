@@ -31,7 +31,7 @@ from enum import Enum
 from types import ModuleType
 from typing import Any, Final
 
-from sqlalchemy import JSON, Boolean, Column, Integer, Table, select, tuple_
+from sqlalchemy import JSON, Boolean, Column, FromClause, Integer, Table, select, tuple_
 from sqlalchemy.sql.elements import ColumnElement
 
 from hub.storage.base import Base, UTCDateTime
@@ -107,7 +107,7 @@ def export_table(
     key: Sequence[str] | None = None,
     references: Mapping[str, str] | None = None,
     page_size: int | None = None,
-    rows_from: Table | None = None,
+    rows_from: FromClause | None = None,
 ) -> Iterator[ExportRecord]:
     """One table's description, then its rows where `scope` is the project, a page at a
     time in the order of `key` (default: the primary key; it must be unique among the
@@ -254,7 +254,7 @@ def _outside_references(table: Table) -> dict[str, str]:
     return found
 
 
-def _after(key: Sequence[Column[Any]], last: tuple[Any, ...]) -> ColumnElement[bool]:
+def _after(key: Sequence[ColumnElement[Any]], last: tuple[Any, ...]) -> ColumnElement[bool]:
     after: ColumnElement[bool] = (
         key[0] > last[0] if len(key) == 1 else tuple_(*key) > tuple_(*last)
     )

@@ -17,7 +17,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Connection, event
+from sqlalchemy import Connection, Executable, event
 from sqlalchemy.orm import Session
 
 from hub.clock import Clock
@@ -29,6 +29,19 @@ log = logging.getLogger("hub.storage")
 # Statements that take a lock another operation waits on (PostgreSQL row locks and
 # advisory locks): after the first, the operation's instant may be sampled.
 _LOCKING = re.compile(r"\bFOR (?:NO KEY )?UPDATE\b|\bFOR (?:KEY )?SHARE\b|pg_advisory", re.I)
+
+
+# Values a PostgreSQL snapshot unit reads just before its snapshot is taken, by name
+# (`read_before_snapshot`).
+_BEFORE_SNAPSHOT: dict[str, Executable] = {}
+
+
+def read_before_snapshot(name: str, statement: Executable) -> None:
+    """Have every PostgreSQL snapshot unit run `statement` (one scalar) just before its
+    snapshot is taken, and keep the value as `before_snapshot(name)`: for a value that
+    must be older than the snapshot (the event log's horizon), which no statement inside
+    a REPEATABLE READ transaction can read."""
+    _BEFORE_SNAPSHOT[name] = statement
 
 
 class ClockReadBeforeLock(RuntimeError):
@@ -79,6 +92,7 @@ class UnitOfWork:
         if snapshot and write:
             raise ValueError("a snapshot is for reading")
         self._snapshot = snapshot
+        self._before_snapshot: dict[str, Any] = {}
         self.database = database
         self._group = group
         self.settings = settings
@@ -171,6 +185,8 @@ class UnitOfWork:
                 self._release()
                 raise
         else:
+            if self._snapshot and self.database.is_postgresql:
+                self._read_before_snapshot()
             self._session = self.database.read_session()
             self._session.begin()
             if self._snapshot and self.database.is_postgresql:
@@ -183,6 +199,18 @@ class UnitOfWork:
         if self._strict:
             self._watch(self._session.connection())
         return self
+
+    def _read_before_snapshot(self) -> None:
+        with self.database.read_session() as session:
+            self._before_snapshot = {
+                name: session.execute(statement).scalar_one()
+                for name, statement in _BEFORE_SNAPSHOT.items()
+            }
+            session.rollback()
+
+    def before_snapshot(self, name: str) -> Any:
+        """The value `read_before_snapshot(name, …)` read for this snapshot unit."""
+        return self._before_snapshot[name]
 
     def _watch(self, connection: Connection) -> None:
         """Note the first locking statement this unit runs (for the `strict_clock` guard)."""
