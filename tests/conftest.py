@@ -262,6 +262,26 @@ class Principal:
     api: Api
 
 
+def issue_principal(
+    runtime: Runtime,
+    name: str,
+    kind: str = "agent",
+    operator: bool = False,
+    password: str | None = None,
+) -> tuple[str, str]:
+    """A principal and a personal token, made through the service layer: (id, token)."""
+
+    def create(uow: Any) -> tuple[str, str]:
+        view = identity.create_principal(
+            uow, name=name, kind=kind, operator=operator, password=password
+        )
+        issued = identity.create_token(uow, principal=view.id, label="test")
+        return view.id, issued.plaintext
+
+    result: tuple[str, str] = runtime.write(create)
+    return result
+
+
 @pytest.fixture
 def make_principal(runtime: Runtime, server: str) -> Iterator[Callable[..., Principal]]:
     made: list[Api] = []
@@ -273,15 +293,7 @@ def make_principal(runtime: Runtime, server: str) -> Iterator[Callable[..., Prin
         password: str | None = None,
     ) -> Principal:
         name = name or f"{kind}-{uuid.uuid4().hex[:8]}"
-
-        def create(uow: Any) -> tuple[str, str]:
-            view = identity.create_principal(
-                uow, name=name, kind=kind, operator=operator, password=password
-            )
-            issued = identity.create_token(uow, principal=view.id, label="test")
-            return view.id, issued.plaintext
-
-        principal_id, token = runtime.write(create)
+        principal_id, token = issue_principal(runtime, name, kind, operator, password)
         api = Api(server, token)
         made.append(api)
         return Principal(principal_id, name, token, api)
@@ -304,6 +316,23 @@ class AgentSession:
     api: Api
 
 
+def open_session(
+    api: Api, workstation: str = "ws-1", instance: str | None = None
+) -> tuple[str, str]:
+    """`startSession` through `api` (a principal's): (session id, session token)."""
+    payload = api.mutate(
+        "startSession",
+        {
+            "workstation": workstation,
+            "harness": "pytest",
+            "harnessInstance": instance or uuid.uuid4().hex[:8],
+        },
+        "... on StartSessionPayload { token session { id } }",
+    )
+    assert payload["__typename"] == "StartSessionPayload", payload
+    return str(payload["session"]["id"]), str(payload["token"])
+
+
 @pytest.fixture
 def start_session(server: str) -> Iterator[Callable[..., AgentSession]]:
     made: list[Api] = []
@@ -311,19 +340,10 @@ def start_session(server: str) -> Iterator[Callable[..., AgentSession]]:
     def start(
         principal: Principal, workstation: str = "ws-1", instance: str | None = None
     ) -> AgentSession:
-        payload = principal.api.mutate(
-            "startSession",
-            {
-                "workstation": workstation,
-                "harness": "pytest",
-                "harnessInstance": instance or uuid.uuid4().hex[:8],
-            },
-            "... on StartSessionPayload { token session { id } }",
-        )
-        assert payload["__typename"] == "StartSessionPayload", payload
-        api = Api(server, payload["token"])
+        session_id, token = open_session(principal.api, workstation, instance)
+        api = Api(server, token)
         made.append(api)
-        return AgentSession(principal, payload["session"]["id"], payload["token"], api)
+        return AgentSession(principal, session_id, token, api)
 
     yield start
     for api in made:

@@ -8,26 +8,17 @@ PostgreSQL the promise holds across server processes through LISTEN/NOTIFY.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import psycopg
 import pytest
 from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import ClientConnection, connect
-from websockets.typing import Subprotocol
 
 from hub.events.feed import EventSignal
 from hub.events.listener import listen_for_events
@@ -36,79 +27,11 @@ from hub.runtime import Runtime
 from hub.storage.database import Database
 from hub.storage.unit_of_work import UnitOfWork
 from tests.support.client import Api
+from tests.support.processes import hub_servers, wait_until
+from tests.support.subscriptions import RECEIVE_TIMEOUT, subscriber, websocket
 
 if TYPE_CHECKING:  # imported for types only: pytest would try to collect `TestDatabase`
     from tests.conftest import Principal, TestDatabase
-
-RECEIVE_TIMEOUT = 15.0
-
-PROJECT_EVENTS = """
-subscription($projectId: ID!, $after: Int!) {
-  projectEvents(projectId: $projectId, after: $after) { sequence kind projectId }
-}
-"""
-
-
-class GraphQLSocket:
-    """A graphql-transport-ws client: every receive has a deadline, pings are answered."""
-
-    def __init__(self, connection: ClientConnection) -> None:
-        self.connection = connection
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.connection.send(json.dumps(message))
-
-    def receive(self, timeout: float = RECEIVE_TIMEOUT) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = max(0.0, deadline - time.monotonic())
-            message: dict[str, Any] = json.loads(self.connection.recv(timeout=remaining))
-            if message["type"] == "ping":
-                self.send({"type": "pong"})
-                continue
-            return message
-
-    def init(self, token: str | None) -> dict[str, Any]:
-        payload = {"Authorization": f"Bearer {token}"} if token is not None else {}
-        self.send({"type": "connection_init", "payload": payload})
-        return self.receive()
-
-    def subscribe(self, project_id: str, after: int = 0, id: str = "1") -> None:
-        self.send({
-            "id": id,
-            "type": "subscribe",
-            "payload": {"query": PROJECT_EVENTS,
-                        "variables": {"projectId": project_id, "after": after}},
-        })
-
-    def sequences(self, count: int, id: str = "1") -> list[int]:
-        """The sequence numbers of the next `count` events of subscription `id`."""
-        received: list[int] = []
-        while len(received) < count:
-            message = self.receive()
-            assert message.get("id") == id and message["type"] == "next", message
-            assert "errors" not in message["payload"], message
-            received.append(message["payload"]["data"]["projectEvents"]["sequence"])
-        return received
-
-
-@contextmanager
-def websocket(base_url: str) -> Iterator[GraphQLSocket]:
-    url = base_url.replace("http://", "ws://", 1) + "/graphql"
-    with connect(
-        url,
-        subprotocols=[Subprotocol("graphql-transport-ws")],
-        open_timeout=RECEIVE_TIMEOUT,
-        close_timeout=5,
-    ) as connection:
-        yield GraphQLSocket(connection)
-
-
-@contextmanager
-def subscriber(base_url: str, token: str) -> Iterator[GraphQLSocket]:
-    with websocket(base_url) as socket_:
-        assert socket_.init(token)["type"] == "connection_ack"
-        yield socket_
 
 
 def create_project(api: Api) -> str:
@@ -132,16 +55,6 @@ def append_ticks(runtime: Runtime, project_id: str, count: int) -> None:
                          actor_id=None)
 
     runtime.write(write)
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = RECEIVE_TIMEOUT) -> bool:
-    """Wait for a state change in the server (not for time to pass), with a deadline."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 # --- replay, live, resume ----------------------------------------------------------------
@@ -259,66 +172,6 @@ def test_subscribing_before_connection_init_is_rejected(
 # --- across processes (PostgreSQL) -------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@contextmanager
-def server_processes(
-    count: int, database_url: str, workdir: Path, *, poll_seconds: float
-) -> Iterator[list[str]]:
-    """`count` processes of `uvicorn hub.app:create_app_from_environment`, started together
-    (booting is slow on a busy machine) and all ready before the block runs."""
-    env = {
-        **os.environ,
-        "HUB_DATABASE_URL": database_url,
-        "HUB_EVENT_POLL_SECONDS": str(poll_seconds),
-        "HUB_VAR_DIR": str(workdir / "var"),
-        "HUB_ARTIFACT_DIR": str(workdir / "artifacts"),
-        "HUB_SECRET_KEY": "test-secret-key-0123456789",
-    }
-    workdir.mkdir(parents=True, exist_ok=True)
-    started: list[tuple[subprocess.Popen[bytes], str, Path]] = []
-    try:
-        for index in range(count):
-            port = _free_port()
-            log_path = workdir / f"server-{index}.log"
-            with log_path.open("wb") as log:
-                process = subprocess.Popen(
-                    [sys.executable, "-m", "uvicorn", "hub.app:create_app_from_environment",
-                     "--factory", "--host", "127.0.0.1", "--port", str(port),
-                     "--ws", "websockets-sansio", "--log-level", "warning"],
-                    cwd=workdir,  # so no developer's .env leaks into the test
-                    env=env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-            started.append((process, f"http://127.0.0.1:{port}", log_path))
-
-        def ready(process: subprocess.Popen[bytes], base_url: str, log_path: Path) -> bool:
-            assert process.poll() is None, log_path.read_text()
-            try:
-                return httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200
-            except httpx.TransportError:
-                return False
-
-        booted = wait_until(lambda: all(ready(*server) for server in started), timeout=90)
-        assert booted, [log_path.read_text() for _, _, log_path in started]
-        yield [base_url for _, base_url, _ in started]
-    finally:
-        for process, _, _ in started:
-            process.terminate()
-        for process, _, _ in started:
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
-
-
 # One process on SQLite: there is no other process to hear.
 POSTGRESQL_ONLY = pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 
@@ -332,11 +185,11 @@ def test_a_commit_in_one_process_reaches_a_subscriber_of_another_through_notify(
 ) -> None:
     # The poll backstop is far beyond every receive deadline: only NOTIFY can deliver.
     poll = 600.0
-    with server_processes(2, test_database.url, tmp_path, poll_seconds=poll) as (one, two):
-        writer = Api(one, operator.token)
+    with hub_servers(2, test_database.url, tmp_path, poll_seconds=poll) as (one, two):
+        writer = Api(one.base_url, operator.token)
         try:
             project_id = create_project(writer)
-            with subscriber(two, operator.token) as ws:
+            with subscriber(two.base_url, operator.token) as ws:
                 ws.subscribe(project_id, after=0)
                 # Sequence 1 arrived by the initial read; the follower now only waits.
                 assert ws.sequences(1) == [1]
