@@ -13,9 +13,9 @@ pass: barriers start the races, and arrivals are awaited with a deadline.
 - Subscriptions: followers on both processes receive every event of the project once,
   in order, with no gap, whichever process committed it; cross-process wakes come only
   from LISTEN/NOTIFY (the backstop poll is set beyond every deadline) unless a test says.
-- A write transaction held open on the project (docs/architecture.md, "The event log",
-  "What a long-running transaction does") blocks no claim; followers see nothing past it
-  until it ends, then everything, in order.
+- A write transaction holding its place in the project's log (docs/architecture.md,
+  "The event log", "What a transaction holding its place for long does") blocks no
+  claim; followers see nothing past it until it ends, then everything, in order.
 """
 
 from __future__ import annotations
@@ -266,8 +266,15 @@ def logged(runtime: Runtime, project_id: str) -> list[tuple[int, str, str]]:
 def readable(runtime: Runtime, project_id: str) -> int:
     """How many of the project's events a reader can read now, without waiting."""
     with runtime.database.engine.connect() as connection:
+        # The horizon first, the events in a later statement (docs/architecture.md, "The
+        # event log").
+        horizon = connection.scalar(sa.text("SELECT hub_event_horizon()"))
         count = connection.scalar(
-            sa.text("SELECT count(*) FROM event_log WHERE stream = :s"), {"s": project_id}
+            sa.text(
+                "SELECT count(*) FROM events WHERE stream = :s"
+                " AND (seq IS NOT NULL OR log_position < :h)"
+            ),
+            {"s": project_id, "h": horizon},
         )
     return int(count or 0)
 
@@ -366,11 +373,13 @@ def test_a_write_transaction_held_open_blocks_no_claim_and_followers_resume_in_o
             follower.wait_for(before)
 
         with psycopg.connect(test_database.url) as held:
-            # An event of the project's stream, appended and not committed: its transaction
-            # id is older than every claim's below, so it holds their events back.
+            # An event of the project's stream, placed and not committed (as a writer
+            # stalled in its commit): its place is lower than every claim's below, so it
+            # holds their events back.
             held.execute(
-                "INSERT INTO events (stream, project_id, kind, subject_id, occurred_at, payload)"
-                " VALUES (%s, %s, 'test.held', 'held', now(), '{}')",
+                "INSERT INTO events (stream, project_id, kind, subject_id, occurred_at, payload,"
+                " log_position) VALUES (%s, %s, 'test.held', 'held', now(), '{}',"
+                " hub_event_ticket())",
                 (project_id, project_id),
             )
             if notifies:
@@ -381,13 +390,13 @@ def test_a_write_transaction_held_open_blocks_no_claim_and_followers_resume_in_o
             assert held.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
             assert claims
             # Committed, yet past the open transaction: nobody can read them yet. (Read
-            # straight from the log's view: a service read would first wait for them.)
+            # below the horizon: a service read would first wait for them.)
             assert readable(runtime, project_id) == before
             assert [follower.count() for follower in followers] == [before] * len(followers)
             held.commit()
 
         log = logged(runtime, project_id)
-        assert log[before][1:] == ("test.held", "held")  # numbered first: the oldest
+        assert log[before][1:] == ("test.held", "held")  # numbered first: the lowest place
         for follower in followers:
             follower.wait_for(len(log))  # before the sentinel: no other wake helps
         final = finish(Api(servers[1].base_url, operator.token), project_id, followers)
