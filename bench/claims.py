@@ -801,8 +801,21 @@ SELECT
   (SELECT count(DISTINCT pid) FROM pg_locks
    WHERE locktype = 'tuple' AND relation = 'event_streams'::regclass
      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())),
-  {row_locks}
+  {row_locks},
+  (SELECT coalesce(json_object_agg(kind, waiters), '{{}}') FROM (
+     SELECT l.locktype
+            || CASE WHEN l.locktype = 'advisory' AND l.classid::bigint = {ticket_class}
+                    THEN ':event-ticket'
+                    WHEN l.locktype = 'advisory' THEN ':other'
+                    WHEN l.relation IS NOT NULL THEN ':' || l.relation::regclass::text
+                    ELSE '' END AS kind,
+            count(DISTINCT l.pid) AS waiters
+     FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE NOT l.granted AND a.datname = current_database()
+     GROUP BY 1) AS waits)
 """
+# The event log's ticket lock (migration 0016): its key's high 32 bits.
+EVENT_TICKET_CLASS = 0x48554244
 
 
 class LockSampler:
@@ -818,6 +831,8 @@ class LockSampler:
         self.window = window
         self.period = period
         self.samples: list[tuple[int, int, int]] = []
+        # What backends waited on: the most seen at once, by lock kind.
+        self.waits_by_kind: dict[str, int] = {}
         self.row_locks_readable = False
         self.failure: str | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -840,13 +855,16 @@ class LockSampler:
                 query = LOCKS_SQL.format(
                     row_locks="(SELECT count(*) FROM pgrowlocks('event_streams'))"
                     if self.row_locks_readable
-                    else "0"
+                    else "0",
+                    ticket_class=EVENT_TICKET_CLASS,
                 )
                 tick = self.window[0]
                 while tick < self.window[1]:
                     time.sleep(max(0.0, tick - time.perf_counter()))
-                    waiting, queued, locked = connection.execute(query).fetchone()
+                    waiting, queued, locked, kinds = connection.execute(query).fetchone()
                     self.samples.append((int(waiting), int(queued), int(locked)))
+                    for kind, waiters in (kinds or {}).items():
+                        self.waits_by_kind[kind] = max(self.waits_by_kind.get(kind, 0), waiters)
                     tick = max(tick + self.period, time.perf_counter())
         except Exception as exc:  # reported, not fatal: the claims figures stand alone
             self.failure = f"{type(exc).__name__}: {exc}"[:300]
@@ -862,6 +880,7 @@ class LockSampler:
             else None,
             "event_streams_waiters_max": max((q for _, q, _ in self.samples), default=0),
             "event_streams_row_locks_readable": self.row_locks_readable,
+            "pg_lock_waits_max_by_kind": dict(sorted(self.waits_by_kind.items())),
         }
 
 

@@ -12,7 +12,7 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar, cast
@@ -25,6 +25,7 @@ from hub.clock import Clock, SystemClock
 from hub.errors import Conflict
 from hub.events.feed import EventSignal
 from hub.events.listener import listen_for_events
+from hub.events.notifier import Notifier
 from hub.metrics import DB_TRANSACTIONS
 from hub.settings import Settings
 from hub.storage.database import Database
@@ -87,6 +88,9 @@ class Runtime:
             max_workers=_STREAM_THREADS, thread_name_prefix="hub-stream"
         )
         self.event_signal = EventSignal()
+        # PostgreSQL: other server processes hear this one's commits through NOTIFY, sent
+        # after commit (`hub.events.notifier`).
+        self._notifier = Notifier(self.database.engine) if self.database.is_postgresql else None
         self._background: list[Callable[[Runtime], AbstractAsyncContextManager[None]]] = []
         if self.database.is_postgresql:
             # Other server processes commit too: hear them through LISTEN (docs/design.md,
@@ -114,10 +118,17 @@ class Runtime:
             self.clock,
             self.settings,
             write=write,
-            announce=self.event_signal.announce,
+            announce=self._announce,
             group=group,
             snapshot=snapshot,
         )
+
+    def _announce(self, streams: Sequence[str]) -> None:
+        """After a commit that appended events to `streams`: wake the followers here, and
+        in the other processes."""
+        self.event_signal.announce(streams)
+        if self._notifier is not None:
+            self._notifier.notify(streams)
 
     def write(self, operation: Callable[[UnitOfWork], T]) -> T:
         """Run `operation` in one write transaction and commit it, or roll it all back."""
@@ -275,6 +286,9 @@ class Runtime:
             self._writers.shutdown(wait=True)
         self._readers.shutdown(wait=True)
         self._streams.shutdown(wait=True)
+        if self._notifier is not None:
+            # Every write has committed: send their last wakes before the pool goes.
+            self._notifier.close()
 
     def close(self) -> None:
         self.release_threads()

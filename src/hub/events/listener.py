@@ -1,10 +1,11 @@
 """Cross-process wake-ups on PostgreSQL: `LISTEN hub_events` (docs/design.md, "Scale").
 
-Every commit that appends events runs `pg_notify('hub_events', stream)` inside its
-transaction (`hub.events.service`), so PostgreSQL delivers the notification to every
-listening server process exactly when the events become visible. This module holds one
-dedicated connection per process that listens and turns each notification into an
-`EventSignal.announce`, so followers here wake for commits made by other processes.
+Every commit that appends events is followed by `pg_notify('hub_events', stream)`, sent
+by its process after the commit (`hub.events.notifier`), so PostgreSQL delivers the
+notification to every listening server process once the events are committed. This
+module holds one dedicated connection per process that listens and turns each
+notification into an `EventSignal.announce`, so followers here wake for commits made by
+other processes.
 
 A notification only wakes followers; they still read after their own cursor, so a lost
 or duplicated notification can delay an event but never drop or repeat one. Losses are

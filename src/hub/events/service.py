@@ -176,7 +176,6 @@ _ADVANCE = (
     .values(last_seq=_STREAMS.c.last_seq + bindparam("count"))
     .returning(_STREAMS.c.last_seq)
 )
-_NOTIFY = text("SELECT pg_notify(:channel, :stream)")
 
 
 def _flush(uow: UnitOfWork) -> None:
@@ -190,10 +189,6 @@ def _flush(uow: UnitOfWork) -> None:
     session = uow.session
     # Core statements don't autoflush: the rows these events point at are written first.
     session.flush()
-    if uow.dialect == "postgresql":
-        # Delivered at commit to every server process listening (docs/design.md, "Scale").
-        for stream in sorted(by_stream):
-            session.execute(_NOTIFY, {"channel": NOTIFY_CHANNEL, "stream": stream})
     # Sorted so two transactions touching the same streams lock them in the same order.
     for stream in sorted(by_stream):
         items = by_stream[stream]
@@ -210,6 +205,9 @@ def _flush(uow: UnitOfWork) -> None:
             if not _append(uow, stream, items, occurred_at):
                 raise RuntimeError(f"event stream {stream!r} has no counter row")
     streams = sorted(by_stream)
+    # Wakes this process's followers, and on PostgreSQL the other processes' through
+    # `hub.events.notifier`, after commit: a NOTIFY in this transaction would make
+    # PostgreSQL commit notifying writers one at a time.
     uow.after_commit(lambda: uow.announce_events(streams))
 
 
