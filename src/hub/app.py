@@ -4,6 +4,7 @@ downloads, project exports, the dashboard, health, readiness and metrics."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -30,7 +31,18 @@ from hub.web.routes import web_mounts, web_routes
 log = logging.getLogger("hub")
 
 
-def create_app(runtime: Runtime) -> Starlette:
+def _freeze_startup_objects() -> None:
+    """Keep the cyclic garbage collector off what startup built (the schema, the
+    mappers, the templates: hundreds of thousands of objects that live as long as the
+    process), and let it run less often. Each full collection walked all of them, in
+    the middle of some request: with this the server's CPU per claim cycle fell by
+    about a fifth and its p99 by a third (docs/benchmarks.md, section 13)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 50)
+
+
+def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
     graphql = HubGraphQL(runtime)
     # The MCP tools run the verbs through the schema /graphql serves (one instance).
     mcp = McpEndpoint(runtime, graphql.schema)
@@ -60,6 +72,10 @@ def create_app(runtime: Runtime) -> Starlette:
             await stack.enter_async_context(mcp.run())
             for background in runtime.background_tasks():
                 await stack.enter_async_context(background)
+            if server_process:
+                # Only where the process is the server's own: frozen objects are never
+                # freed, which a process that builds many apps (the tests') would leak.
+                _freeze_startup_objects()
             yield
 
     app = Starlette(
@@ -134,4 +150,4 @@ def create_app_from_environment() -> Starlette:
     from hub.settings import load_settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    return create_app(Runtime(load_settings()))
+    return create_app(Runtime(load_settings()), server_process=True)

@@ -37,9 +37,9 @@ from hub.identity.vocabulary import CredentialKind, PrincipalKind
 from hub.runtime import Runtime
 from hub.settings import Settings
 from hub.storage.unit_of_work import UnitOfWork
-from tests.api.test_subscriptions import GraphQLSocket, websocket
 from tests.support import jobs, work
 from tests.support.client import Api
+from tests.support.subscriptions import GraphQLSocket, websocket
 
 if TYPE_CHECKING:
     from tests.conftest import AgentSession, Principal

@@ -13,10 +13,11 @@ import pytest
 from hub.identity import service as identity
 from hub.runtime import Runtime
 from hub.settings import Settings
-from tests.api.test_subscriptions import GraphQLSocket, append_ticks, create_project, subscriber
+from tests.api.test_subscriptions import append_ticks, create_project
 from tests.conftest import AgentSession, Principal
 from tests.jobs.test_observation_subscription import JOB_OBSERVATIONS
 from tests.support import jobs, work
+from tests.support.subscriptions import GraphQLSocket, subscriber
 
 # The check's interval comes from settings; whether the credential still holds is judged
 # with the coordinator clock. Waiting for the stream to end is bounded by this deadline.

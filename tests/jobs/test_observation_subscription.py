@@ -9,14 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tests.api.test_subscriptions import (
-    POSTGRESQL_ONLY,
-    GraphQLSocket,
-    server_processes,
-    subscriber,
-)
+from tests.api.test_subscriptions import POSTGRESQL_ONLY
 from tests.support import jobs, work
 from tests.support.client import Api
+from tests.support.processes import hub_servers
+from tests.support.subscriptions import GraphQLSocket, subscriber
 
 if TYPE_CHECKING:
     from tests.conftest import Principal, TestDatabase
@@ -99,7 +96,8 @@ def test_an_observation_through_one_process_reaches_a_subscriber_of_another(
     tmp_path: Path,
 ) -> None:
     # The poll backstop is far beyond every receive deadline: only NOTIFY can deliver.
-    with server_processes(2, test_database.url, tmp_path, poll_seconds=600.0) as (one, two):
+    with hub_servers(2, test_database.url, tmp_path, poll_seconds=600.0) as servers:
+        one, two = (server.base_url for server in servers)
         agent_principal = make_principal(kind="agent")
         on_one = Api(one, operator.token)
         principal_on_one = Api(one, agent_principal.token)

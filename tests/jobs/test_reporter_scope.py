@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from hub.clock import ManualClock
-from tests.api.test_subscriptions import GraphQLSocket, subscriber
 from tests.support import jobs, work
 from tests.support.client import Api, GraphQLErrors
+from tests.support.subscriptions import GraphQLSocket, subscriber
 
 if TYPE_CHECKING:
     from tests.conftest import AgentSession, Principal

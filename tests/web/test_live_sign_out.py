@@ -13,9 +13,9 @@ from hub.clock import ManualClock
 from hub.identity import service as identity
 from hub.runtime import Runtime
 from hub.settings import Settings
-from tests.api.test_subscriptions import wait_until
 from tests.conftest import Principal
 from tests.support import work
+from tests.support.processes import wait_until
 from tests.web.conftest import Dashboard
 from tests.web.test_live_events import next_event
 
