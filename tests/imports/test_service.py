@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from hub.errors import IdempotencyConflict, PermissionDenied, QuotaExceeded
 from hub.identity import service as identity
@@ -24,7 +23,7 @@ from hub.storage.database import Database
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 from tests.support.imports import SYSTEM, Caller, caller, chain, import_items, item
-from tests.support.sql import fetch_all, fetch_value
+from tests.support.sql import fetch_all, fetch_value, statements_run
 
 
 def tasks_of(database: Database, project_id: str) -> dict[str, dict[str, Any]]:
@@ -47,19 +46,14 @@ def as_actor(runtime: Runtime, who: Caller, operation: Callable[[UnitOfWork, Any
 
 @contextmanager
 def writes(database: Database) -> Iterator[list[str]]:
-    """The tables written to while the block runs."""
+    """The tables written to while the block runs (filled at its end)."""
     written: list[str] = []
-
-    def saw(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+    with statements_run(database) as run:
+        yield written
+    for statement in run:
         found = re.match(r"\s*(?:INSERT INTO|UPDATE|DELETE FROM)\s+\"?(\w+)", statement, re.I)
         if found:
             written.append(found.group(1))
-
-    event.listen(database.engine, "before_cursor_execute", saw)
-    try:
-        yield written
-    finally:
-        event.remove(database.engine, "before_cursor_execute", saw)
 
 
 # --- creating -------------------------------------------------------------------------------

@@ -3,12 +3,34 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
 
 from hub.storage.database import Database
 from hub.tables import metadata
+
+
+@contextmanager
+def statements_run(database: Database) -> Iterator[list[str]]:
+    """The SQL statements this thread runs on `database` while the block runs (not the
+    runtime's own threads': its notifier sends the last commit's wakes meanwhile on
+    PostgreSQL)."""
+    seen: list[str] = []
+    here = threading.get_ident()
+
+    def saw(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if threading.get_ident() == here:
+            seen.append(statement)
+
+    sa.event.listen(database.engine, "before_cursor_execute", saw)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(database.engine, "before_cursor_execute", saw)
 
 
 def fetch_all(database: Database, statement: str, **params: Any) -> list[dict[str, Any]]:

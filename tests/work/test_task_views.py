@@ -6,36 +6,23 @@ statement whatever the number of tasks."""
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
-
-from sqlalchemy import event
 
 from hub.runtime import Runtime
 from hub.storage.database import Database
 from hub.work import service as work
 from tests.support.imports import caller, import_items, item
-from tests.support.sql import fetch_all
+from tests.support.sql import fetch_all, statements_run
 
 
 @contextmanager
 def selects(database: Database) -> Iterator[list[str]]:
-    """The SELECT statements this thread runs while the block runs (not the runtime's
-    own threads': its notifier sends the last commit's wakes meanwhile on PostgreSQL)."""
-    seen: list[str] = []
-    here = threading.get_ident()
-
-    def saw(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if threading.get_ident() == here and re.match(r"\s*SELECT", statement, re.I):
-            seen.append(statement)
-
-    event.listen(database.engine, "before_cursor_execute", saw)
-    try:
-        yield seen
-    finally:
-        event.remove(database.engine, "before_cursor_execute", saw)
+    """The SELECT statements this thread runs while the block runs (filled at its end)."""
+    found: list[str] = []
+    with statements_run(database) as run:
+        yield found
+    found.extend(statement for statement in run if re.match(r"\s*SELECT", statement, re.I))
 
 
 def test_a_view_carries_its_prerequisites_and_labels_in_the_databases_order(

@@ -27,7 +27,6 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from hub.events.tables import Event, EventStream
@@ -76,8 +75,10 @@ def append_event(
 ) -> None:
     """Record that something changed; written in this transaction, just before commit.
 
-    Sequence numbers are taken at the end of the transaction so the per-stream
-    counter row is locked only for the commit itself, not for the whole operation.
+    Events are written at the end of the transaction: on SQLite the stream's counter
+    row is then locked only for the commit itself; on PostgreSQL the transaction's place
+    in the log is taken after every lock it waits for (docs/architecture.md, "The event
+    log").
     """
     pending: list[_Pending] = uow.pending.setdefault(_PENDING, [])
     pending.append(_Pending(project_id, kind, subject_id, actor_id, dict(payload or {})))
@@ -189,19 +190,15 @@ def _flush(uow: UnitOfWork) -> None:
     session = uow.session
     # Core statements don't autoflush: the rows these events point at are written first.
     session.flush()
-    # Sorted so two transactions touching the same streams lock them in the same order.
     for stream in sorted(by_stream):
         items = by_stream[stream]
         if uow.dialect == "postgresql":
             _append_unnumbered(uow, stream, items, occurred_at)
             continue
         if not _append(uow, stream, items, occurred_at):
-            # A stream's first event: make its counter row (a concurrent first writer may
-            # have made it already), then append.
-            first_insert = pg_insert if uow.dialect == "postgresql" else sqlite_insert
-            session.execute(
-                first_insert(EventStream).values(stream=stream, last_seq=0).on_conflict_do_nothing()
-            )
+            # A stream's first event: make its counter row, then append.
+            first = sqlite_insert(EventStream).values(stream=stream, last_seq=0)
+            session.execute(first.on_conflict_do_nothing())
             if not _append(uow, stream, items, occurred_at):
                 raise RuntimeError(f"event stream {stream!r} has no counter row")
     streams = sorted(by_stream)
@@ -293,19 +290,12 @@ def _append_unnumbered(
     session.execute(_NUMBER_POSTGRESQL, {"target": stream})
     if place is None:
         place = uow.pending[PLACE] = int(session.execute(_TICKET).scalar_one())
-    stored = Stored(uow.dialect)
-    at = stored.instant(occurred_at)
     insert_rows(
         uow,
         _PLACED_EVENTS,
         _PLACED_COLUMNS,
-        (
-            (stream, item.project_id, item.kind, item.subject_id, item.actor_id, at,
-             item.payload if isinstance(item.payload, str) else stored.json(item.payload),
-             place)
-            for item in items
-        ),
-    )  # fmt: skip
+        ((stream, *row, place) for row in _stored_rows(uow, items, occurred_at)),
+    )
 
 
 def _append(uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: datetime) -> bool:
@@ -318,21 +308,28 @@ def _append(uow: UnitOfWork, stream: str, items: list[_Pending], occurred_at: da
     if last is None:
         return False
     first = last - len(items) + 1
-    stored = Stored(uow.dialect)
-    at = stored.instant(occurred_at)
     # Straight through the driver: a bulk operation appends thousands of events at once.
     insert_rows(
         uow,
         _EVENTS,
         _EVENT_COLUMNS,
         (
-            (stream, first + offset, item.project_id, item.kind, item.subject_id,
-             item.actor_id, at,
-             item.payload if isinstance(item.payload, str) else stored.json(item.payload))
-            for offset, item in enumerate(items)
+            (stream, first + offset, *row)
+            for offset, row in enumerate(_stored_rows(uow, items, occurred_at))
         ),
-    )  # fmt: skip
+    )
     return True
+
+
+def _stored_rows(
+    uow: UnitOfWork, items: list[_Pending], occurred_at: datetime
+) -> Iterator[tuple[Any, ...]]:
+    """Each event's columns from `project_id` to `payload`, as the driver stores them."""
+    stored = Stored(uow.dialect)
+    at = stored.instant(occurred_at)
+    for item in items:
+        payload = item.payload if isinstance(item.payload, str) else stored.json(item.payload)
+        yield (item.project_id, item.kind, item.subject_id, item.actor_id, at, payload)
 
 
 def _document(payload: dict[str, Any] | str) -> dict[str, Any]:
