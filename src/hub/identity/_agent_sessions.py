@@ -22,6 +22,7 @@ from hub.identity.views import Actor, SessionView, StartedSession
 from hub.identity.vocabulary import CredentialKind, IdentityEvent, TokenKind
 from hub.ids import new_id
 from hub.mapping import view_of
+from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 
 
@@ -157,23 +158,21 @@ def _owned_session(
     return row
 
 
-def _session_view(row: AgentSession) -> SessionView:
+def _session_view(row: object) -> SessionView:
+    """The view of a session row (an ORM row or a Core row of its columns)."""
     return view_of(SessionView, row)
 
 
-_LOCK_SESSION = (
-    select(AgentSession)
-    .where(AgentSession.id == bindparam("session_id"))
-    .with_for_update()
-    .execution_options(populate_existing=True)
-)
+_SESSIONS = table_of(AgentSession)
+# Every claim runs it: a Core statement, its row read into the view directly.
+_LOCK_SESSION = select(_SESSIONS).where(_SESSIONS.c.id == bindparam("session_id")).with_for_update()
 
 
 def lock_active_session(uow: UnitOfWork, actor: Actor) -> SessionView:
     """The caller's live session, row-locked so its claims are counted one at a time."""
     if actor.session_id is None:
         raise PermissionDenied("this operation needs a session token (startSession)")
-    row = uow.session.scalar(_LOCK_SESSION, {"session_id": actor.session_id})
+    row = uow.session.execute(_LOCK_SESSION, {"session_id": actor.session_id}).first()
     if row is None:
         raise NotFound("session", actor.session_id)
     if row.principal_id != actor.principal_id:

@@ -40,6 +40,7 @@ from hub.jobs.vocabulary import (
 )
 from hub.mapping import Shortlist
 from hub.projects import service as projects
+from hub.storage.row_writes import update_row
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import service as work
 
@@ -195,16 +196,19 @@ def observe_job(
     now = uow.now()
     if row.status in TERMINAL_STATUSES:
         raise JobAlreadyTerminal(row.id, row.status)
-    row.status = ProducerStatus(observed)
-    row.status_note = note
-    row.observed_at = observed_at or now
-    row.last_heard_at = now
-    row.observation_count += 1
+    observed_at = observed_at or now
+    changed: dict[str, object] = {
+        "status": ProducerStatus(observed),
+        "status_note": note,
+        "observed_at": observed_at,
+        "last_heard_at": now,
+        "observation_count": row.observation_count + 1,
+    }
     if row.started_at is None:
-        row.started_at = now
+        changed["started_at"] = now
     if observed == ObservedStatus.EXITED:
-        row.finished_at = now
-    uow.session.flush()
+        changed["finished_at"] = now
+    update_row(uow.session, row, changed)
     record_event(
         uow,
         JobEvent.JOB_EXITED if observed == ObservedStatus.EXITED else JobEvent.JOB_OBSERVED,
@@ -213,7 +217,7 @@ def observe_job(
         payload={
             "job": row.id,
             "status": row.status,
-            "observedAt": row.observed_at.isoformat(),
+            "observedAt": observed_at.isoformat(),
             "credential": actor.credential,
         },
     )
@@ -244,13 +248,19 @@ def finish_job(
         if row.exit_status == exit_status:
             return JobResult(_view(uow, row, now), replay=True)
         raise JobAlreadyTerminal(row.id, f"FINISHED with exit status {row.exit_status}")
-    row.status = ProducerStatus.FINISHED
-    row.exit_status = exit_status
-    row.status_note = note
-    row.last_heard_at = now
-    row.observed_at = finished_at or now
-    row.finished_at = row.finished_at or now
-    uow.session.flush()
+    observed_at = finished_at or now
+    update_row(
+        uow.session,
+        row,
+        {
+            "status": ProducerStatus.FINISHED,
+            "exit_status": exit_status,
+            "status_note": note,
+            "last_heard_at": now,
+            "observed_at": observed_at,
+            "finished_at": row.finished_at or now,
+        },
+    )
     record_event(
         uow,
         JobEvent.JOB_FINISHED,
@@ -260,7 +270,7 @@ def finish_job(
             "job": row.id,
             "status": row.status,
             "exitStatus": exit_status,
-            "observedAt": row.observed_at.isoformat(),
+            "observedAt": observed_at.isoformat(),
             "credential": actor.credential,
         },
     )

@@ -19,16 +19,15 @@ from sqlalchemy import select
 
 from hub.errors import InvalidTransition, LeaseExpired, NotFound, PermissionDenied, StaleGeneration
 from hub.identity.views import Actor
+from hub.storage.row_writes import update_row
 from hub.storage.unit_of_work import UnitOfWork
-from hub.work._lifecycle import end_attempt
+from hub.work._lifecycle import attempt_ended
 from hub.work._reading import task_view
 from hub.work._rows import (
-    lock_task,
-    reload_attempt,
+    lock_held,
     require_attempt,
     require_task,
     session_of_attempt,
-    task_id_of_attempt,
 )
 from hub.work.errors import AttemptLeaseExpired, AttemptSuperseded, DispositionRequired
 from hub.work.tables import Attempt, Task
@@ -53,9 +52,8 @@ HOLDING: Final = (NotFound, PermissionDenied, StaleGeneration, LeaseExpired, Inv
 def find_attempt(uow: UnitOfWork, actor: Actor, attempt_id: str, *, reporter_ok: bool) -> Held:
     """Lock the attempt's task, read the instant after the lock, and check who is asking:
     the session that claimed the attempt (or, where `reporter_ok`, its reporter)."""
-    task = lock_task(uow, task_id_of_attempt(uow, attempt_id))
+    task, attempt = lock_held(uow, attempt_id)
     now = uow.now()
-    attempt = reload_attempt(uow, attempt_id)
     if actor.is_reporter:
         if not reporter_ok or actor.scope.get("attempt_id") != attempt.id:
             raise PermissionDenied(
@@ -138,8 +136,8 @@ def own_live_attempt(uow: UnitOfWork, actor: Actor, task_id: str) -> AttemptView
 def end_held_attempt(uow: UnitOfWork, held: Held, state: AttemptState, reason: str) -> None:
     """End the held attempt; the task keeps no current attempt (the caller sets its next
     state in the same flush: the CHECK on tasks holds state and current attempt together)."""
-    end_attempt(held.attempt, state, reason, held.now)
-    uow.session.flush()  # the attempt is no longer the active one before the task moves
+    # Written now: the attempt is no longer the active one before the task moves.
+    update_row(uow.session, held.attempt, attempt_ended(held.attempt, state, reason, held.now))
     held.task.current_attempt_id = None
     held.task.updated_at = held.now
 

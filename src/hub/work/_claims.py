@@ -36,6 +36,7 @@ from hub.ids import new_id
 from hub.projects import service as projects
 from hub.projects.vocabulary import RecoveryMode
 from hub.storage.base import table_of
+from hub.storage.row_writes import insert_row, update_row
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._authority import view_of
 from hub.work._independence import Reviewer, excluded_submissions, require_independent
@@ -295,13 +296,17 @@ def _start_attempt(
         started_at=now,
         last_progress_at=now,
     )
-    uow.session.add(attempt)
-    uow.session.flush()
+    insert_row(uow.session, attempt)
     # The state/current-attempt pair is written together (and a CHECK holds them so), and
     # with the new generation: one UPDATE of the (already locked) task row.
-    task.generation = generation
-    task.state = TaskState.IN_PROGRESS
-    task.current_attempt_id = attempt.id
-    task.updated_at = now
-    uow.session.flush()
+    update_row(
+        uow.session,
+        task,
+        {
+            "generation": generation,
+            "state": TaskState.IN_PROGRESS,
+            "current_attempt_id": attempt.id,
+            "updated_at": now,
+        },
+    )
     return attempt

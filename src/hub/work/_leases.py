@@ -27,6 +27,7 @@ from hub.identity import service as identity
 from hub.identity.views import Actor
 from hub.ids import new_id
 from hub.inputs import clean_branch, clean_choice, clean_revision, clean_text
+from hub.storage.row_writes import update_row
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._authority import (
     HOLDING,
@@ -81,12 +82,12 @@ def _renew(uow: UnitOfWork, actor: Actor, held: Held, generation: int) -> Attemp
         # A reporter renews within its watch window, never past it (docs/design.md,
         # "Health, progress and recovery").
         expires_at = min(expires_at, datetime.fromisoformat(window_end))
-    held.attempt.expires_at = max(expires_at, held.attempt.expires_at)
+    changed = {"expires_at": max(expires_at, held.attempt.expires_at)}
     if actor.credential == "session":
         # The agent itself heartbeating is progress; a reporter renewing on its behalf
         # proves only that the helper is alive, so it never hides stale progress.
-        held.attempt.last_progress_at = held.now
-    uow.session.flush()
+        changed["last_progress_at"] = held.now
+    update_row(uow.session, held.attempt, changed)
     record_event(
         uow,
         WorkEvent.LEASE_RENEWED,
@@ -136,8 +137,7 @@ def record_checkpoint(
             created_at=held.now,
         )
         uow.session.add(row)
-        held.attempt.last_progress_at = held.now
-        uow.session.flush()
+        update_row(uow.session, held.attempt, {"last_progress_at": held.now})
         record_event(
             uow,
             WorkEvent.CHECKPOINT_RECORDED,

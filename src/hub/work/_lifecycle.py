@@ -12,10 +12,12 @@ relinquished attempt cannot look alive. See docs/workflow.md.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import bindparam, select
 
 from hub.events.service import record_event
+from hub.storage.row_writes import update_row
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _dependencies as dependencies
 from hub.work.errors import CriteriaChanged
@@ -31,10 +33,21 @@ _HELD_WORKTREES = (
 
 def end_attempt(attempt: Attempt, state: AttemptState, reason: str, now: datetime) -> None:
     """End an attempt: terminal state, end time, reason, and its lease ends now."""
-    attempt.state = state
-    attempt.ended_at = now
-    attempt.end_reason = reason
-    attempt.expires_at = min(attempt.expires_at, now)
+    for name, value in attempt_ended(attempt, state, reason, now).items():
+        setattr(attempt, name, value)
+
+
+def attempt_ended(
+    attempt: Attempt, state: AttemptState, reason: str, now: datetime
+) -> dict[str, Any]:
+    """What ending the attempt changes (`end_attempt`), for a caller that writes it
+    itself (`hub.storage.row_writes`)."""
+    return {
+        "state": state,
+        "ended_at": now,
+        "end_reason": reason,
+        "expires_at": min(attempt.expires_at, now),
+    }
 
 
 def release_worktrees(uow: UnitOfWork, task: Task, *, reason: str, actor_id: str | None) -> None:
@@ -59,10 +72,11 @@ def mark_done(uow: UnitOfWork, task: Task, *, actor_id: str | None, reason: str)
     The caller holds the task row lock and has already ended its attempt (state and
     current attempt change together: the CHECK on tasks holds them so).
     """
-    task.state = TaskState.DONE
-    task.current_attempt_id = None
-    task.updated_at = uow.now()
-    uow.session.flush()
+    update_row(
+        uow.session,
+        task,
+        {"state": TaskState.DONE, "current_attempt_id": None, "updated_at": uow.now()},
+    )
     release_worktrees(uow, task, reason="task done", actor_id=actor_id)
     dependencies.on_task_completed(uow, task)
     record_event(

@@ -34,6 +34,18 @@ _LOCK_TASK = (
     .with_for_update()
     .execution_options(populate_existing=True)
 )
+# What `lock_held` runs. SQLite: `BEGIN IMMEDIATE` already holds the database, so the
+# attempt and its task come in one statement. PostgreSQL: the task found through the
+# attempt is locked, then the attempt is read in a new statement. One statement with
+# `FOR UPDATE OF tasks` would not do: after waiting for the lock, PostgreSQL re-reads
+# only the locked row, and the attempt would be as it was before the wait (a renewal
+# that held the task meanwhile changed the attempt, not the task).
+_ATTEMPT_AND_TASK = (
+    select(Attempt, Task)
+    .join(Task, Task.id == Attempt.task_id)
+    .where(Attempt.id == bindparam("attempt_id"))
+    .execution_options(populate_existing=True)
+)
 _RELOAD_ATTEMPT = (
     select(Attempt)
     .where(Attempt.id == bindparam("attempt_id"))
@@ -41,6 +53,12 @@ _RELOAD_ATTEMPT = (
 )
 _ATTEMPTS = table_of(Attempt)
 _TASK_OF_ATTEMPT = select(_ATTEMPTS.c.task_id).where(_ATTEMPTS.c.id == bindparam("attempt_id"))
+_LOCK_TASK_OF_ATTEMPT = (
+    select(Task)
+    .where(Task.id == _TASK_OF_ATTEMPT.scalar_subquery())
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
 _SESSION_OF_ATTEMPT = select(_ATTEMPTS.c.session_id).where(
     _ATTEMPTS.c.id == bindparam("attempt_id")
 )
@@ -64,6 +82,20 @@ def lock_task(uow: UnitOfWork, task_id: str) -> Task:
     if row is None:
         raise NotFound("task", task_id)
     return row
+
+
+def lock_held(uow: UnitOfWork, attempt_id: str) -> tuple[Task, Attempt]:
+    """An attempt and its task, the task row locked for this transaction, both read
+    after the lock (`lock_task`)."""
+    if uow.dialect == "sqlite":
+        found = uow.session.execute(_ATTEMPT_AND_TASK, {"attempt_id": attempt_id}).first()
+        if found is None:
+            raise NotFound("attempt", attempt_id)
+        return found[1], found[0]
+    task = uow.session.scalar(_LOCK_TASK_OF_ATTEMPT, {"attempt_id": attempt_id})
+    if task is None:  # an attempt always has its task: there is no such attempt
+        raise NotFound("attempt", attempt_id)
+    return task, reload_attempt(uow, attempt_id)
 
 
 def task_id_of_attempt(uow: UnitOfWork, attempt_id: str) -> str:

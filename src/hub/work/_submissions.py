@@ -41,6 +41,7 @@ from hub.inputs import (
 )
 from hub.projects import service as projects
 from hub.projects.vocabulary import ReviewPolicy
+from hub.storage.row_writes import insert_row, update_row
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _workflow as workflow
 from hub.work._authority import (
@@ -181,8 +182,7 @@ def _submit(uow: UnitOfWork, actor: Actor, held: Held, cmd: SubmitRequest) -> At
         evidence_ids=evidence_ids,
         created_at=held.now,
     )
-    uow.session.add(submission)
-    uow.session.flush()
+    insert_row(uow.session, submission)
     end_held_attempt(uow, held, AttemptState.SUBMITTED, f"submitted {outcome}")
     task.state = next_state  # with the attempt ended, in the same flush (CHECK current_attempt)
     if task.kind == TaskKind.IMPLEMENTATION and outcome in CANDIDATE_OUTCOMES:
@@ -336,14 +336,13 @@ def record_acceptance(
         )
     if task.blocked_count > 0:
         raise DependencyNotMet(f"task {task.id} has incomplete required children or prerequisites")
-    attempt.acceptance = {
+    acceptance = {
         "criteria_revision": criteria_revision,
         "evidence": clean_list("evidence", evidence, max_items=50, max_length=2000),
         "note": clean_text("note", note, 10_000, required=False),
         "recorded_at": held.now.isoformat(),
     }
-    attempt.last_progress_at = held.now
-    uow.session.flush()
+    update_row(uow.session, attempt, {"acceptance": acceptance, "last_progress_at": held.now})
     record_event(
         uow,
         WorkEvent.ACCEPTANCE_RECORDED,
