@@ -121,7 +121,9 @@ def _converter(tp: Any) -> _Convert:
         return tp.wrapped_cls
     if isinstance(tp, type) and has_object_definition(tp):
         nested = tp
-        return lambda value: from_view(nested, value)
+        # None where the operation left out a field the request does not select
+        # (`hub.api.operations._unread`); GraphQL never reads it.
+        return lambda value: None if value is None else from_view(nested, value)
     if tp is JSON:
         return _json
     if isinstance(tp, NewType) or tp in _SCALARS:

@@ -32,6 +32,7 @@ from graphql import (
 )
 from strawberry.types import Info
 from strawberry.types.base import get_object_definition
+from strawberry.types.nodes import SelectedField
 
 from hub.api.context import HubContext, unauthenticated
 from hub.api.problems import ConflictProblem, Problem, to_problem
@@ -57,8 +58,10 @@ async def mutate(
 ) -> P | Problem:
     context = info.context
     name = root_field(info)
+    unread = _unread(info)
 
     def run(uow: UnitOfWork) -> tuple[T, datetime]:
+        uow.unread = unread
         result = operation(uow, authorize(context.actor_in(uow), name))
         # The payload's `serverTime` is the operation's one instant.
         return result, uow.now()
@@ -70,6 +73,26 @@ async def mutate(
     except HubError as error:
         return _declared(info, name, error)
     return to_payload(result, instant)
+
+
+# Payload fields an operation may leave out when the request does not select them
+# (`UnitOfWork.reads`): each costs the operation a read of its own.
+_OMISSIBLE = frozenset({"task"})
+
+
+def _unread(info: Info[HubContext, Any]) -> frozenset[str]:
+    """The omissible payload fields the request does not select, in any fragment of the
+    mutation's answer (a field under `@skip`/`@include` counts as selected)."""
+    selected: set[str] = set()
+    pending: list[Any] = [*info.selected_fields]
+    while pending:
+        node = pending.pop()
+        for child in node.selections:
+            if isinstance(child, SelectedField):
+                selected.add(child.name)
+            else:  # an inline fragment or a fragment spread: its fields are the payload's
+                pending.append(child)
+    return _OMISSIBLE - selected
 
 
 def _declared(info: Info[HubContext, Any], name: str, error: HubError) -> Problem:

@@ -75,7 +75,7 @@ def owned(
     uow: UnitOfWork,
     actor: Actor,
     integration_id: str,
-    held: work.AttemptResult,
+    held: work.HeldAttempt,
     *,
     states: Sequence[IntegrationState],
 ) -> Integration:

@@ -188,7 +188,7 @@ def claim_integration(uow: UnitOfWork, actor: Actor, cmd: IntegrationClaim) -> C
         project_id=subject.project_id,
         submission_id=subject.id,
         task_id=subject.task_id,
-        integration_task_id=claim.task.id,
+        integration_task_id=claim.attempt.task_id,
         attempt_id=claim.attempt.id,
         repository_id=repository.id,
         binding=repository.binding,

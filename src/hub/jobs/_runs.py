@@ -98,7 +98,7 @@ def _register(
     actor: Actor,
     cmd: JobRegistration,
     request: dict[str, Any],
-    held: work.AttemptResult,
+    held: work.HeldAttempt,
 ) -> JobResult:
     fields = _clean_registration(cmd)
     now = uow.now()

@@ -215,7 +215,7 @@ def acquire_resources(uow: UnitOfWork, actor: Actor, cmd: AcquireRequest) -> Acq
 
 
 def _acquire(
-    uow: UnitOfWork, actor: Actor, cmd: AcquireRequest, held: work.AttemptResult
+    uow: UnitOfWork, actor: Actor, cmd: AcquireRequest, held: work.HeldAttempt
 ) -> Acquisition:
     wanted = _clean_requests(cmd.requests)
     attempt = held.attempt

@@ -116,6 +116,9 @@ class UnitOfWork:
         self._watched: tuple[Connection, Callable[..., None]] | None = None
         # Scratch space modules use to collect per-transaction work (e.g. pending events).
         self.pending: dict[str, Any] = {}
+        # What the caller will not read of the operation's answer (the API: the payload
+        # fields a request did not select); see `reads`.
+        self.unread: frozenset[str] = frozenset()
 
     @property
     def session(self) -> Session:
@@ -150,6 +153,12 @@ class UnitOfWork:
         if self._opened_at is None:
             raise RuntimeError("the unit of work is not open")
         return self._opened_at
+
+    def reads(self, answer_field: str) -> bool:
+        """Whether the caller reads this field of the operation's answer. An operation
+        may leave out (None) a field that costs a read of its own when the caller will
+        not read it; everything else it answers whole."""
+        return answer_field not in self.unread
 
     def no_lock_needed(self, reason: str) -> None:
         """Declare that this write decides nothing about a row another operation may

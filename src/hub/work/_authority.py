@@ -22,7 +22,7 @@ from hub.identity.views import Actor
 from hub.storage.row_writes import update_row
 from hub.storage.unit_of_work import UnitOfWork
 from hub.work._lifecycle import attempt_ended
-from hub.work._reading import task_view
+from hub.work._reading import answered_task, task_view
 from hub.work._rows import (
     lock_held,
     require_attempt,
@@ -31,7 +31,7 @@ from hub.work._rows import (
 )
 from hub.work.errors import AttemptLeaseExpired, AttemptSuperseded, DispositionRequired
 from hub.work.tables import Attempt, Task
-from hub.work.views import AttemptResult, AttemptView, attempt_view
+from hub.work.views import AttemptResult, AttemptView, HeldAttempt, attempt_view
 from hub.work.vocabulary import AttemptKind, AttemptState
 
 
@@ -108,11 +108,12 @@ def hold_attempt(
     attempt_id: str,
     generation: int,
     reporter_ok: bool = False,
-) -> AttemptResult:
+) -> HeldAttempt:
     """For other modules' ownership-dependent operations (jobs, reviews, integration):
     lock the attempt's task and check, at the instant read after the lock, that the
     caller holds the current, live attempt. Raises the same typed problems."""
-    return attempt_result(uow, hold(uow, actor, attempt_id, generation, reporter_ok=reporter_ok))
+    held = hold(uow, actor, attempt_id, generation, reporter_ok=reporter_ok)
+    return HeldAttempt(task_view(uow, held.task), view_of(uow, held.attempt, held.task))
 
 
 def require_own_attempt(uow: UnitOfWork, actor: Actor, attempt_id: str) -> None:
@@ -144,7 +145,7 @@ def end_held_attempt(uow: UnitOfWork, held: Held, state: AttemptState, reason: s
 
 def attempt_result(uow: UnitOfWork, held: Held, **extra: Any) -> AttemptResult:
     return AttemptResult(
-        task=task_view(uow, held.task), attempt=view_of(uow, held.attempt, held.task), **extra
+        task=answered_task(uow, held.task), attempt=view_of(uow, held.attempt, held.task), **extra
     )
 
 

@@ -41,7 +41,7 @@ from hub.storage.unit_of_work import UnitOfWork
 from hub.work._authority import view_of
 from hub.work._independence import Reviewer, excluded_submissions, require_independent
 from hub.work._lifecycle import end_attempt
-from hub.work._reading import ready_tasks, task_view, unfinished_original
+from hub.work._reading import answered_task, ready_tasks, unfinished_original
 from hub.work._recovery import recovery_packet
 from hub.work._rows import COMPLETE, lock_task, require_attempt, require_task
 from hub.work.errors import DuplicateOfUnfinished, NoEligibleTask, RecoveryRequired, TaskOwned
@@ -106,7 +106,7 @@ def _claim(
         by=actor,
         payload={"attempt": attempt.id, "generation": attempt.generation, "session": session.id},
     )
-    return ClaimResult(task_view(uow, task), view_of(uow, attempt, task), replay=False)
+    return ClaimResult(answered_task(uow, task), view_of(uow, attempt, task), replay=False)
 
 
 @raises(
@@ -120,7 +120,7 @@ def claim_recovery(
 
     def replay(_: identity.SessionView, prior: dict[str, str]) -> RecoveryClaim:
         claim = _replayed_claim(uow, actor, prior["attempt_id"])
-        return RecoveryClaim(claim, recovery_packet(uow, claim.task.id))
+        return RecoveryClaim(claim, recovery_packet(uow, claim.attempt.task_id))
 
     return idempotency.run_keyed(
         uow,
@@ -169,7 +169,7 @@ def _recover(
         by=actor,
         payload={"attempt": attempt.id, "generation": attempt.generation, "expired": current.id},
     )
-    claim = ClaimResult(task_view(uow, task), view_of(uow, attempt, task), replay=False)
+    claim = ClaimResult(answered_task(uow, task), view_of(uow, attempt, task), replay=False)
     return RecoveryClaim(claim, recovery_packet(uow, task.id))
 
 
@@ -185,7 +185,7 @@ def _replayed_claim(uow: UnitOfWork, actor: Actor, attempt_id: str) -> ClaimResu
     if attempt.session_id != actor.session_id:
         raise PermissionDenied(f"attempt {attempt.id} was claimed by another session")
     task = require_task(uow, attempt.task_id)
-    return ClaimResult(task_view(uow, task), view_of(uow, attempt, task), replay=True)
+    return ClaimResult(answered_task(uow, task), view_of(uow, attempt, task), replay=True)
 
 
 def _check_claimable(uow: UnitOfWork, task: Task, now: datetime) -> None:

@@ -260,6 +260,12 @@ def task_view(uow: UnitOfWork, task: Task) -> TaskView:
     return get_task(uow, task.id)
 
 
+def answered_task(uow: UnitOfWork, task: Task) -> TaskView | None:
+    """The held task's view for a mutation's answer, unless the caller will not read it
+    (`UnitOfWork.reads`): the view is a statement of its own."""
+    return task_view(uow, task) if uow.reads("task") else None
+
+
 def task_views(uow: UnitOfWork, tasks: Sequence[Task]) -> list[TaskView]:
     """Views of many tasks held, in their order, in one statement."""
     return get_tasks(uow, [task.id for task in tasks])

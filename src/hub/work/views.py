@@ -239,16 +239,29 @@ class NoteView:
 
 @dataclass(frozen=True)
 class ClaimResult:
-    task: TaskView
+    """A claim's answer. `task` is None when the caller said it will not read it
+    (`UnitOfWork.unread`): the view costs a read of its own."""
+
+    task: TaskView | None
     attempt: AttemptView
     replay: bool
 
 
 @dataclass(frozen=True)
-class AttemptResult:
-    """The outcome of an ownership-dependent mutation: the attempt as it is now."""
+class HeldAttempt:
+    """An attempt the caller holds, checked, and its task: what other modules' operations
+    act under (`work.hold_attempt`)."""
 
     task: TaskView
+    attempt: AttemptView
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """The outcome of an ownership-dependent mutation: the attempt as it is now. `task`
+    is None when the caller said it will not read it (`UnitOfWork.unread`)."""
+
+    task: TaskView | None
     attempt: AttemptView
     replay: bool = False
     checkpoint: CheckpointView | None = None
