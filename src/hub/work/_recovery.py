@@ -31,13 +31,7 @@ from hub.storage.unit_of_work import UnitOfWork
 from hub.work._authority import HOLDING, attempt_result, hold, view_of
 from hub.work._lifecycle import release_worktrees
 from hub.work._reading import task_view
-from hub.work._rows import (
-    lock_task,
-    reload_attempt,
-    require_attempt,
-    require_task,
-    task_id_of_attempt,
-)
+from hub.work._rows import lock_held, lock_task, require_attempt, require_task
 from hub.work.tables import Attempt, AttemptNote, Checkpoint, Submission, Task, Worktree
 from hub.work.views import (
     AttemptResult,
@@ -93,9 +87,8 @@ def revoke_attempt(uow: UnitOfWork, actor: Actor, *, attempt_id: str, reason: st
     if not actor.is_operator or actor.is_reporter:
         raise PermissionDenied("only an operator revokes an attempt's lease")
     reason = clean_text("reason", reason, 2000)
-    task = lock_task(uow, task_id_of_attempt(uow, attempt_id))
+    task, attempt = lock_held(uow, attempt_id)
     now = uow.now()
-    attempt = reload_attempt(uow, attempt_id)
     if attempt.state != AttemptState.ACTIVE or task.current_attempt_id != attempt.id:
         raise InvalidTransition(f"attempt {attempt.id} is {attempt.state}, not the live attempt")
     if not attempt.lease_valid_at(now):
@@ -181,8 +174,7 @@ def add_recovery_note(uow: UnitOfWork, actor: Actor, *, attempt_id: str, note: s
     ):
         raise PermissionDenied(f"only the session that ran attempt {attempt.id} may add its note")
     # Locked: whether the lease still holds is judged against the task's current state.
-    lock_task(uow, attempt.task_id)
-    attempt = reload_attempt(uow, attempt_id)
+    _, attempt = lock_held(uow, attempt_id)
     now = uow.now()
     if attempt.state == AttemptState.ACTIVE and attempt.lease_valid_at(now):
         raise InvalidTransition(

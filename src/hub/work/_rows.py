@@ -98,14 +98,6 @@ def lock_held(uow: UnitOfWork, attempt_id: str) -> tuple[Task, Attempt]:
     return task, reload_attempt(uow, attempt_id)
 
 
-def task_id_of_attempt(uow: UnitOfWork, attempt_id: str) -> str:
-    """An attempt's task (never changes, so it is read without a lock)."""
-    task_id = uow.session.scalar(_TASK_OF_ATTEMPT, {"attempt_id": attempt_id})
-    if task_id is None:
-        raise NotFound("attempt", attempt_id)
-    return str(task_id)
-
-
 def session_of_attempt(uow: UnitOfWork, attempt_id: str) -> str:
     """The session that owns (or owned) an attempt: who may report on what it launched."""
     session_id = uow.session.scalar(_SESSION_OF_ATTEMPT, {"attempt_id": attempt_id})
