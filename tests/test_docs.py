@@ -24,7 +24,7 @@ OUTSIDE = [
 ]
 # `docs/design.md, "Scale"`, `docs/design.md ("Scale")`, and a second section after
 # `and`; wrapped over comment or docstring lines.
-CITATION = re.compile(r'docs/([\w-]+\.md),? \(?"([^"]+)"(?: and "([^"]+)")?')
+CITATION = re.compile(r'docs/([\w/-]+\.md),? \(?"([^"]+)"(?: and "([^"]+)")?')
 # Inside docs/: `[workflow.md](workflow.md), "Leases and attempts"`.
 LINKED_CITATION = re.compile(r'\]\(([\w-]+\.md)\), "([^"]+)"')
 

@@ -13,7 +13,7 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 
@@ -22,6 +22,7 @@ from hub.api.exports import export_route
 from hub.api.http import HubGraphQL
 from hub.api.imports.route import import_route
 from hub.api.mcp_http.route import McpEndpoint, mcp_route
+from hub.errors import Unavailable, http_problem
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.runtime import Runtime
@@ -29,6 +30,12 @@ from hub.storage import migrations
 from hub.web.routes import web_mounts, web_routes
 
 log = logging.getLogger("hub")
+
+_UNAVAILABLE_PAGE = (
+    "<!doctype html><title>hub: database unavailable</title>"
+    "<p>hub cannot use its database right now. Nothing you sent was lost; "
+    "reload this page in a few seconds.</p>"
+)
 
 
 def _freeze_startup_objects() -> None:
@@ -58,7 +65,8 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
             return JSONResponse(
                 {"status": "unavailable", "database": "unreachable"}, status_code=503
             )
-        status = 200 if state["migrations"] == "current" else 503
+        ready = state["migrations"] == "current" and state["database"] == "reachable"
+        status = 200 if ready else 503
         return JSONResponse({"status": "ok" if status == 200 else "unavailable", **state},
                             status_code=status)
 
@@ -78,7 +86,18 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
                 _freeze_startup_objects()
             yield
 
+    async def database_unavailable(request: Request, exc: Exception) -> Response:
+        # Any route whose database cannot serve now (the GraphQL endpoint answers its
+        # own, typed): a 503 with Retry-After, never the masked 500.
+        assert isinstance(exc, Unavailable)
+        headers = {"Retry-After": str(exc.retry_after_seconds)}
+        if "text/html" in request.headers.get("accept", ""):
+            return HTMLResponse(_UNAVAILABLE_PAGE, status_code=503, headers=headers)
+        status, body = http_problem(exc)
+        return JSONResponse(body, status_code=status, headers=headers)
+
     app = Starlette(
+        exception_handlers={Unavailable: database_unavailable},
         routes=[
             Route("/healthz", healthz),
             Route("/readyz", readyz),
@@ -104,7 +123,10 @@ async def runtime_check(runtime: Runtime) -> dict[str, str]:
     def check() -> dict[str, str]:
         runtime.database.ping()
         current = migrations.is_at_head(runtime.database)
-        return {"database": "reachable", "migrations": "current" if current else "behind"}
+        return {
+            "database": "reachable" if runtime.database.writable() else "read-only",
+            "migrations": "current" if current else "behind",
+        }
 
     return await to_thread.run_sync(check)
 

@@ -15,8 +15,9 @@
     ├── Blocked                  something else holds what is needed; lists blockers
     └── AmbiguousProject         (projects) an alias matches several projects
 
-`Unauthenticated` stands apart: it is not a problem a mutation returns but a
-transport-level failure (GraphQL error with `extensions.code = "UNAUTHENTICATED"`).
+`Unauthenticated` and `Unavailable` stand apart: they are not problems a mutation
+returns but transport-level failures (a GraphQL error with `extensions.code` =
+"UNAUTHENTICATED" or "UNAVAILABLE"; the latter also answers HTTP 503 with Retry-After).
 Each module adds its specific subclasses in its own `errors.py`; the API maps
 them to GraphQL problem types by base class, in `hub.api.problems`.
 
@@ -53,6 +54,7 @@ class ProblemCode(StrEnum):
     NO_ELIGIBLE_TASK = "NO_ELIGIBLE_TASK"
     DUPLICATE_OF_UNFINISHED = "DUPLICATE_OF_UNFINISHED"
     UNAUTHENTICATED = "UNAUTHENTICATED"  # a transport-level failure, not a problem type
+    UNAVAILABLE = "UNAVAILABLE"  # likewise: the database cannot serve now; retry later
 
 
 class HubError(Exception):
@@ -147,6 +149,21 @@ class Unauthenticated(Exception):
         self.message = message
 
 
+class Unavailable(Exception):
+    """The database (or the disk) cannot serve the request now: unreachable, read-only,
+    full or too busy (docs/ops/faults.md). Nothing of the operation is known to be committed
+    unless the connection broke during its commit; either way the client retries with
+    the same idempotency key, which replays a change that did land."""
+
+    code = ProblemCode.UNAVAILABLE
+    retry_after_seconds = 2
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"unavailable: {reason}; retry shortly")
+        self.reason = reason
+        self.message = str(self)
+
+
 # The routes that answer plain HTTP rather than GraphQL (uploads and downloads of
 # artifacts) answer a problem with this status and `{"error": {"code", "message", …}}`.
 HTTP_STATUS: Final[Mapping[ProblemCode, int]] = {
@@ -161,10 +178,16 @@ HTTP_STATUS: Final[Mapping[ProblemCode, int]] = {
 _CONFLICT_STATUS = 409
 
 
-def http_problem(error: HubError | Unauthenticated) -> tuple[int, dict[str, Any]]:
+def http_problem(
+    error: HubError | Unauthenticated | Unavailable,
+) -> tuple[int, dict[str, Any]]:
     """The status and JSON body an HTTP route answers a refusal with."""
+    details: dict[str, object]
     if isinstance(error, Unauthenticated):
         code, status, details = ProblemCode.UNAUTHENTICATED, 401, {}
+    elif isinstance(error, Unavailable):
+        code, status = ProblemCode.UNAVAILABLE, 503
+        details = {"retryable": True, "retryAfterSeconds": error.retry_after_seconds}
     else:
         code, details = error.code, error.details()
         status = error.http_status or HTTP_STATUS.get(code, _CONFLICT_STATUS)

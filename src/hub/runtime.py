@@ -19,10 +19,11 @@ from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from hub.artifacts.service import Store, store_for
 from hub.clock import Clock, SystemClock
-from hub.errors import Conflict
+from hub.errors import Conflict, Unavailable
 from hub.events.feed import EventSignal
 from hub.events.listener import listen_for_events
 from hub.events.notifier import Notifier
@@ -30,6 +31,7 @@ from hub.metrics import DB_TRANSACTIONS
 from hub.settings import Settings
 from hub.storage.database import Database
 from hub.storage.group_commit import GroupCommitWriter
+from hub.storage.outage import unavailable
 from hub.storage.unit_of_work import UnitOfWork
 
 T = TypeVar("T")
@@ -132,7 +134,8 @@ class Runtime:
 
     def write(self, operation: Callable[[UnitOfWork], T]) -> T:
         """Run `operation` in one write transaction and commit it, or roll it all back."""
-        return self._write(operation, None)
+        with unavailable_when_down():
+            return self._write(operation, None)
 
     def _write_in_group(
         self,
@@ -180,7 +183,7 @@ class Runtime:
         uow = self.unit_of_work(write=False)
         outcome = "error"
         try:
-            with uow:
+            with unavailable_when_down(), uow:
                 result = operation(uow)
             outcome = "ok"
             return result
@@ -192,7 +195,8 @@ class Runtime:
         cancels it; once started, the operation runs to its commit or rollback and only
         its answer is dropped."""
         if self._group_writer is not None:
-            return cast(T, await asyncio.wrap_future(self._group_writer.submit(operation)))
+            with unavailable_when_down():
+                return cast(T, await asyncio.wrap_future(self._group_writer.submit(operation)))
         assert self._writers is not None
         return await asyncio.get_running_loop().run_in_executor(
             self._writers, self.write, operation
@@ -244,7 +248,7 @@ class Runtime:
                 uow = self.unit_of_work(write=False, snapshot=True)
                 outcome = "error"
                 try:
-                    with uow:
+                    with unavailable_when_down(), uow:
                         items = operation(uow)
                         try:
                             for item in items:
@@ -293,3 +297,17 @@ class Runtime:
     def close(self) -> None:
         self.release_threads()
         self.database.dispose()
+
+
+@contextlib.contextmanager
+def unavailable_when_down() -> Iterator[None]:
+    """A database that cannot serve now becomes `Unavailable` (retryable, typed); any
+    other failure passes through as it is (`hub.storage.outage`)."""
+    try:
+        yield
+    except (DBAPIError, PoolTimeout) as exc:
+        reason = unavailable(exc)
+        if reason is None:
+            raise
+        log.warning("database unavailable: %s", reason)
+        raise Unavailable(reason) from None

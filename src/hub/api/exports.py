@@ -21,10 +21,11 @@ import logging
 from collections.abc import AsyncIterator, Iterator
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from hub.errors import HubError, Unauthenticated, http_problem
+from hub.api.routes import refusal
+from hub.errors import HubError, Unauthenticated, Unavailable
 from hub.exports import ERROR_RECORD, EXPORT_RECORD, project_records
 from hub.identity import service as identity
 from hub.runtime import Runtime
@@ -43,7 +44,7 @@ def export_route(runtime: Runtime) -> Route:
         project_id = request.path_params["project_id"]
         token = identity.bearer_token(request.headers.get("authorization"))
         if token is None:
-            return _refusal(Unauthenticated("a bearer token is required (Authorization: Bearer …)"))
+            return refusal(Unauthenticated("a bearer token is required (Authorization: Bearer …)"))
 
         def pieces(uow: UnitOfWork) -> Iterator[bytes]:
             actor = identity.authenticate(uow, token)
@@ -53,13 +54,13 @@ def export_route(runtime: Runtime) -> Route:
         stream = runtime.astream(pieces)
         try:
             first = await anext(stream)
-        except (HubError, Unauthenticated) as refused:
+        except (HubError, Unauthenticated, Unavailable) as refused:
             await stream.aclose()
-            return _refusal(refused)
+            return refusal(refused)
         except Exception:
             await stream.aclose()
             log.exception("the export of project %s failed", project_id)
-            return _refusal(HubError("the export failed on the server"))
+            return refusal(HubError("the export failed on the server"))
         return StreamingResponse(
             _sent(first, stream, project_id),
             media_type="application/x-ndjson",
@@ -102,7 +103,3 @@ async def _sent(first: bytes, rest: AsyncIterator[bytes], project_id: str) -> As
         yield (json.dumps(record) + "\n").encode()
 
 
-def _refusal(error: HubError | Unauthenticated) -> Response:
-    status, body = http_problem(error)
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, headers=headers)

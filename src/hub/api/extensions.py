@@ -45,6 +45,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 from strawberry.types.execution import StreamExecutionResult
 
+from hub.errors import ProblemCode, Unavailable
 from hub.metrics import GRAPHQL_LATENCY, GRAPHQL_OPERATIONS
 
 log = logging.getLogger("hub.api")
@@ -245,7 +246,34 @@ def _unstorable(value: object) -> str | None:
 def _mask_errors(result: object) -> None:
     errors: list[GraphQLError] | None = getattr(result, "errors", None)
     if errors:
-        result.errors = [_masked(e) if should_mask_error(e) else e for e in errors]  # type: ignore[attr-defined]
+        result.errors = [_answerable(e) for e in errors]  # type: ignore[attr-defined]
+
+
+def _answerable(error: GraphQLError) -> GraphQLError:
+    if isinstance(error.original_error, Unavailable):
+        return unavailable_error(error.original_error, error)
+    return _masked(error) if should_mask_error(error) else error
+
+
+def unavailable_error(cause: Unavailable, error: GraphQLError | None = None) -> GraphQLError:
+    """A database that cannot serve now: a typed, retryable error (docs/ops/faults.md),
+    never the masked one; over HTTP the answer is also a 503 (`hub.api.http`)."""
+    return GraphQLError(
+        cause.message,
+        nodes=error.nodes if error else None,
+        source=error.source if error else None,
+        positions=error.positions if error else None,
+        path=error.path if error else None,
+        extensions={
+            "code": ProblemCode.UNAVAILABLE,
+            "retryable": True,
+            "retryAfterSeconds": cause.retry_after_seconds,
+        },
+    )
+
+
+def is_unavailable(error: GraphQLError) -> bool:
+    return (error.extensions or {}).get("code") == ProblemCode.UNAVAILABLE
 
 
 def _masked(error: GraphQLError) -> GraphQLError:

@@ -9,6 +9,9 @@ What is not a GraphQL request gets a 4xx with a JSON body that says why
   asks plain HTTP for a subscription (those are served over WebSocket);
 - 404 / 405: GET outside development (GraphiQL is for development) / other methods.
 
+A database that cannot serve now answers 503 with `Retry-After`, its body a GraphQL
+error with `extensions.code = "UNAVAILABLE"` (docs/ops/faults.md).
+
 A GraphQL document that parses but breaks a rule (unknown field, query limits) is a
 GraphQL error in a 200 response, as Strawberry does, so clients handle one shape.
 """
@@ -30,8 +33,9 @@ from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UnsetType
 
 from hub.api.context import HubContext
+from hub.api.extensions import is_unavailable
 from hub.api.schema import build_schema
-from hub.errors import Unauthenticated
+from hub.errors import Unauthenticated, Unavailable
 from hub.identity import service as identity
 from hub.runtime import Runtime
 
@@ -73,6 +77,10 @@ class HubGraphQL(GraphQL[HubContext, None]):
             )
         except Unauthenticated as exc:
             raise ConnectionRejectionError({"reason": exc.message}) from None
+        except Unavailable as exc:
+            raise ConnectionRejectionError(
+                {"reason": exc.message, "code": exc.code, "retryable": True}
+            ) from None
         return await super().on_ws_connect(context)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -146,7 +154,7 @@ class HubGraphQL(GraphQL[HubContext, None]):
             else set()
         )
         try:
-            return await self.schema.execute(
+            result = await self.schema.execute(
                 request_data.query,
                 root_value=root_value,
                 variable_values=request_data.variables,
@@ -163,6 +171,12 @@ class HubGraphQL(GraphQL[HubContext, None]):
             raise HTTPException(400, refused.as_http_error_reason()) from None
         except MissingQueryError:
             raise HTTPException(400, "the request has no GraphQL `query`") from None
+        if result.errors and any(is_unavailable(error) for error in result.errors):
+            # The database cannot serve now: say so the way every HTTP client and load
+            # balancer understands (the body still carries the typed error).
+            sub_response.status_code = 503
+            sub_response.headers["Retry-After"] = str(Unavailable.retry_after_seconds)
+        return result
 
     def _refuse(self, request: Request) -> Response | None:
         """Reject what is not a GraphQL request before reading it."""

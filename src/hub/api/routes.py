@@ -11,7 +11,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from hub.errors import HubError, Unauthenticated, ValidationFailed, http_problem
+from hub.errors import HubError, Unauthenticated, Unavailable, ValidationFailed, http_problem
 from hub.identity import service as identity
 from hub.identity.views import Actor
 from hub.storage.unit_of_work import UnitOfWork
@@ -47,7 +47,9 @@ def known_parameters(query: QueryParams, known: Iterable[str], what: str) -> Non
         )
 
 
-def refusal(error: HubError | Unauthenticated) -> Response:
+def refusal(error: HubError | Unauthenticated | Unavailable) -> Response:
     status, body = http_problem(error)
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, headers=headers)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    if isinstance(error, Unavailable):
+        headers["Retry-After"] = str(error.retry_after_seconds)
+    return JSONResponse(body, status_code=status, headers=headers or None)

@@ -134,6 +134,14 @@ class HubApi:
             raise TransportFailure(
                 f"no answer from {self.server} ({type(exc).__name__}: {exc})", uncertain=True
             ) from exc
+        if response.status_code == 503 and response.headers.get("retry-after"):
+            # The server is up but its database cannot serve now (UNAVAILABLE): a
+            # broken commit may still have landed, so the retry reuses the same key.
+            raise TransportFailure(
+                f"{self.server} cannot use its database right now; retry in "
+                f"{response.headers['retry-after']} s",
+                uncertain=True,
+            )
         if response.status_code >= 500:
             raise TransportFailure(
                 f"{self.server} answered HTTP {response.status_code}", uncertain=True
@@ -168,6 +176,8 @@ class HubApi:
             message = "; ".join(str(e.get("message")) for e in errors)
             if code == "UNAUTHENTICATED":
                 raise Unauthenticated(message)
+            if code == "UNAVAILABLE":  # answered without its 503 (a proxy rewrote it)
+                raise TransportFailure(message, uncertain=True)
             raise RequestRejected(message, code=str(code or "REQUEST_REJECTED"))
         if not response.is_success or not isinstance(body.get("data"), dict):
             raise RequestRejected(f"HTTP {response.status_code} without data")

@@ -14,6 +14,7 @@ PostgreSQL: psycopg 3 with a connection pool, READ COMMITTED, and row locks
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -22,6 +23,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
+
+from hub.storage.outage import recycle_broken_sqlite_connections
 
 
 def normalise_database_url(url: str) -> URL:
@@ -88,6 +91,8 @@ class Database:
             max_overflow=40,
         )
 
+        recycle_broken_sqlite_connections(engine)
+
         @event.listens_for(engine, "connect")
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
             # Let us emit BEGIN ourselves (pysqlite would otherwise defer it).
@@ -121,6 +126,17 @@ class Database:
     def ping(self) -> None:
         with self.engine.connect() as connection:
             connection.execute(text("SELECT 1"))
+
+    def writable(self) -> bool:
+        """Whether this process may write the SQLite file (and its journal) now; a
+        PostgreSQL server reports a read-only state through its errors instead. A file
+        made read-only under a running server fails its writes, and readiness says so
+        (docs/ops/faults.md)."""
+        if not self.is_sqlite or not self.url.database:
+            return True
+        database = Path(self.url.database)
+        files = [database, database.with_name(database.name + "-wal")]
+        return all(os.access(path, os.W_OK) for path in files if path.exists())
 
     def dispose(self) -> None:
         self.engine.dispose()

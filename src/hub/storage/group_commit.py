@@ -107,17 +107,23 @@ class GroupCommitWriter:
                         done.append((queued, self._run(queued.operation, connection, deferred)))
                     except BaseException as exc:  # this operation's own failure, typed or not
                         queued.future.set_exception(exc)
+                        if connection.invalidated:
+                            # The file could not be written (hub.storage.outage): the
+                            # group's transaction is gone with the connection.
+                            raise
                 transaction.commit()
             except BaseException as exc:
                 # Nothing of the group was committed: every operation that had succeeded
-                # inside it fails with the reason (its caller may retry with its key).
-                # A failed COMMIT can leave SQLite's transaction open: drop the connection.
+                # inside it, or had not run yet, fails with the reason (its caller may
+                # retry with its key). A failed COMMIT can leave SQLite's transaction
+                # open: drop the connection.
                 connection.invalidate()
                 log.warning(
-                    "group commit of %d operation(s) failed: %s", len(done), type(exc).__name__
+                    "group commit of %d operation(s) failed: %s", len(group), type(exc).__name__
                 )
-                for queued, _ in done:
-                    queued.future.set_exception(exc)
+                for queued in group:
+                    if not queued.future.done():
+                        queued.future.set_exception(exc)
                 return
             finally:
                 connection.close()

@@ -33,7 +33,7 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hub.errors import NotFound, Unauthenticated
+from hub.errors import NotFound, Unauthenticated, Unavailable
 from hub.runtime import Runtime
 from hub.web.actions import action_routes
 from hub.web.agents import agents_routes
@@ -117,6 +117,7 @@ def create_dashboard(runtime: Runtime) -> ASGIApp:
         exception_handlers={
             Unauthenticated: _sign_in_required,
             NotFound: _not_found,
+            Unavailable: _unavailable,
             HTTPException: _http_error,
             Exception: _server_error,
         },
@@ -217,6 +218,20 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     response = _error_page(request, exc.status_code, "Request refused", str(exc.detail))
     response.headers.update(exc.headers or {})
     return response
+
+
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    # The database cannot serve now (docs/ops/faults.md): say so, and that it passes.
+    assert isinstance(exc, Unavailable)
+    body = render_fragment("error.html", {
+        "status": 503,
+        "title": "Temporarily unavailable",
+        "message": "hub cannot use its database right now. Nothing was lost; reload "
+        "this page in a few seconds.",
+    })
+    return HTMLResponse(
+        body, status_code=503, headers={"Retry-After": str(exc.retry_after_seconds)}
+    )
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:

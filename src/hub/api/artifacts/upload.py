@@ -30,8 +30,9 @@ from hub.api.mapping import as_json, from_view
 from hub.api.routes import bearer, caller, known_parameters, refusal
 from hub.artifacts import service as artifacts
 from hub.artifacts.vocabulary import ArtifactOperation
-from hub.errors import HubError, Unauthenticated, ValidationFailed
+from hub.errors import HubError, Unauthenticated, Unavailable, ValidationFailed
 from hub.runtime import Runtime
+from hub.storage.outage import disk_full
 
 log = logging.getLogger("hub.api.artifacts")
 
@@ -61,8 +62,16 @@ def upload_route(runtime: Runtime) -> Route:
         except ClientDisconnect:
             # The client is gone: nobody reads an answer; the upload left nothing behind.
             return Response(status_code=400)
-        except (HubError, Unauthenticated) as refused:
+        except (HubError, Unauthenticated, Unavailable) as refused:
             return refusal(refused)
+        except OSError as failed:
+            if not disk_full(failed):
+                log.exception("an upload failed")
+                return refusal(HubError("the upload failed on the server; nothing was stored"))
+            # Staging could not grow: what was received is gone, and the client may
+            # send it again once there is room (docs/ops/faults.md).
+            log.warning("an upload found the disk full: %s", failed.strerror)
+            return refusal(Unavailable("the server's disk is full"))
         except Exception:
             log.exception("an upload failed")
             return refusal(HubError("the upload failed on the server; nothing was stored"))

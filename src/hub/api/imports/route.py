@@ -33,7 +33,13 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from hub.api.routes import bearer, caller, known_parameters, refusal
-from hub.errors import HubError, QuotaExceeded, Unauthenticated, ValidationFailed
+from hub.errors import (
+    HubError,
+    QuotaExceeded,
+    Unauthenticated,
+    Unavailable,
+    ValidationFailed,
+)
 from hub.idempotency.service import Keyed
 from hub.imports import service as imports
 from hub.imports.errors import UnreadableLine
@@ -73,7 +79,7 @@ def import_route(runtime: Runtime) -> Route:
         except ClientDisconnect:
             # The client is gone: nobody reads an answer, and nothing was written.
             return Response(status_code=400)
-        except (HubError, Unauthenticated) as refused:
+        except (HubError, Unauthenticated, Unavailable) as refused:
             return refusal(refused)
         except Exception:
             log.exception("an import failed")
