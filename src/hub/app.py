@@ -10,7 +10,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -26,6 +26,7 @@ from hub.errors import Unavailable, http_problem
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.runtime import Runtime
+from hub.scrape import scrape
 from hub.storage import migrations
 from hub.web.routes import web_mounts, web_routes
 
@@ -71,7 +72,9 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
                             status_code=status)
 
     async def metrics(_request: Request) -> Response:
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+        # The process's counters, then the state read now (`hub.scrape`); a failing
+        # database leaves the state out rather than failing the scrape.
+        return Response(await scrape(runtime), media_type=CONTENT_TYPE_LATEST)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

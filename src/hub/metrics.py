@@ -1,4 +1,9 @@
-"""Prometheus metrics, defined once for the whole process."""
+"""Prometheus metrics, defined once for the whole process.
+
+These are counted as things happen; the state gauges (sessions, attempts, leases, holds,
+reviews, reservations), the pool and the event followers are read when /metrics is
+scraped (`hub.scrape`). Every metric is described in docs/ops/monitoring.md.
+"""
 
 from __future__ import annotations
 
@@ -29,4 +34,13 @@ DB_TRANSACTIONS = Histogram(
     "Wall time of database transactions (units of work), by kind and outcome",
     ["kind", "outcome"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
+GROUP_COMMIT_OPERATIONS = Histogram(
+    "hub_group_commit_operations",
+    "Write operations committed together in one SQLite group commit (one fsync)",
+    buckets=(1, 2, 4, 8, 16, 32, 64),
+)
+METRICS_SCRAPE_ERRORS = Counter(
+    "hub_metrics_scrape_errors_total",
+    "Scrapes of /metrics whose state read failed (the state gauges were left out)",
 )

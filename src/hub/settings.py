@@ -90,6 +90,11 @@ class Settings(BaseSettings):
     # that its credential still holds; a revoked one ends the stream within this time.
     credential_recheck_seconds: float = Field(default=5.0, gt=0, le=300)
 
+    # /metrics labels its state gauges by project for this many projects, the first made;
+    # the others are summed under project="_other", so the series stay bounded however
+    # many projects there are (docs/ops/monitoring.md, "Labels").
+    metrics_project_series: int = Field(default=50, ge=0, le=10_000)
+
     # Artifacts (docs/design.md, "Artifacts"): quotas checked before an upload is read and
     # enforced while it streams; retention by class; how long an upload may stay staged
     # before its reservation stops counting (and its staging file counts as an orphan).

@@ -21,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from functools import partial
 from itertools import islice
 
@@ -44,6 +45,7 @@ class EventSignal:
         self._lock = threading.Lock()
         self._waiters: dict[str, set[_Waiter]] = {}
         self._tails: dict[tuple[asyncio.AbstractEventLoop, str], _Tail] = {}
+        self._followers: set[_Progress] = set()
 
     def announce(self, streams: Sequence[str]) -> None:
         with self._lock:
@@ -96,10 +98,59 @@ class EventSignal:
             if not waiters:
                 del self._waiters[stream]
 
+    @contextmanager
+    def tracked(self) -> Iterator[_Progress]:
+        """A follower's progress, counted in `lag` while it follows."""
+        progress = _Progress()
+        with self._lock:
+            self._followers.add(progress)
+        try:
+            yield progress
+        finally:
+            with self._lock:
+                self._followers.discard(progress)
+
+    def lag(self) -> FollowerLag:
+        """How far behind this process's followers are now (`hub.scrape` reports it)."""
+        now = time.monotonic()
+        with self._lock:
+            behind = [p.behind_since for p in self._followers if p.behind_since is not None]
+        return FollowerLag(
+            followers=len(self._followers),
+            behind=len(behind),
+            longest_seconds=max((now - since for since in behind), default=0.0),
+        )
+
     def follower_count(self) -> int:
         """Followers waiting on this signal (their shared tails not counted)."""
         with self._lock:
             return sum(len(waiters) for waiters in self._waiters.values()) - len(self._tails)
+
+
+@dataclass(frozen=True)
+class FollowerLag:
+    followers: int
+    behind: int  # followers with events known to wait for them
+    longest_seconds: float  # the longest any of them has been behind
+
+
+class _Progress:
+    """Since when a follower has had events to deliver that it has not yet yielded (None:
+    caught up, waiting for a wake). A follower is behind from its start, and from each
+    wake, until it has read and yielded everything after its cursor; a consumer that stops
+    reading (a slow subscriber) keeps it behind, which is what an operator needs to see."""
+
+    __slots__ = ("behind_since",)
+
+    def __init__(self) -> None:
+        self.behind_since: float | None = time.monotonic()
+
+    def caught_up(self) -> None:
+        self.behind_since = None
+
+    def woken(self) -> None:
+        if self.behind_since is None:
+            self.behind_since = time.monotonic()
 
 
 def _wake(targets: list[_Waiter]) -> None:
@@ -206,7 +257,11 @@ async def follow(
     """
     cursor = after
     poll: float | None = None
-    with signal.subscribe(stream) as wake, signal.shared_tail(stream) as tail:
+    with (
+        signal.subscribe(stream) as wake,
+        signal.shared_tail(stream) as tail,
+        signal.tracked() as progress,
+    ):
         while True:
             # Clear before reading: a commit that lands during the read sets it again,
             # so the wait below returns at once and the next read picks it up.
@@ -218,7 +273,9 @@ async def follow(
                 yield record
             if more:
                 continue
+            progress.caught_up()
             try:
                 await asyncio.wait_for(wake.wait(), poll_seconds)
+                progress.woken()
             except TimeoutError:
                 poll = poll_seconds / 2

@@ -8,7 +8,7 @@ with the ended ones at once, with no background job to mark it.
 
 from __future__ import annotations
 
-from sqlalchemy import and_, not_, or_, select
+from sqlalchemy import and_, func, not_, or_, select
 from sqlalchemy.orm import aliased
 
 from hub.identity.tables import AgentSession, ApiToken, Principal
@@ -46,6 +46,19 @@ def agent_sessions(
     ).all()
     return [_summary(row, name, disabled_at is not None, revoked_at is not None)
             for row, name, disabled_at, revoked_at in rows]
+
+
+def count_live_sessions(uow: UnitOfWork) -> int:
+    """How many agent sessions are live now, judged as authentication judges them. Only
+    the sessions not ended are read (`ix_agent_sessions_open`), however many have ended."""
+    value = uow.session.scalar(
+        select(func.count())
+        .select_from(AgentSession)
+        .join(Principal, Principal.id == AgentSession.principal_id)
+        .outerjoin(_OPENER, _OPENER.id == AgentSession.opened_with_token_id)
+        .where(_LIVE)
+    )
+    return int(value or 0)
 
 
 def _summary(

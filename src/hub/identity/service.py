@@ -39,6 +39,7 @@ from hub.identity._api_tokens import issue_reporter_token as issue_reporter_toke
 from hub.identity._api_tokens import list_tokens as list_tokens
 from hub.identity._api_tokens import revoke_token as revoke_token
 from hub.identity._listing import agent_sessions as agent_sessions
+from hub.identity._listing import count_live_sessions as count_live_sessions
 from hub.identity._permissions import authorize as authorize
 from hub.identity._permissions import require_reporter_scope as require_reporter_scope
 from hub.identity._principals import clean, passwords, principal_row, principal_view

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from hub.identity.vocabulary import PrincipalKind, TokenKind
@@ -25,7 +25,16 @@ class Principal(Base):
 
 class AgentSession(Base):
     __tablename__ = "agent_sessions"
-    __table_args__ = (Index("ix_agent_sessions_principal_id", "principal_id"),)
+    __table_args__ = (
+        Index("ix_agent_sessions_principal_id", "principal_id"),
+        # The sessions not ended: the live ones are counted among them, not among all.
+        Index(
+            "ix_agent_sessions_open",
+            "principal_id",
+            sqlite_where=text("ended_at IS NULL"),
+            postgresql_where=text("ended_at IS NULL"),
+        ),
+    )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     principal_id: Mapped[str] = mapped_column(ForeignKey("principals.id"))

@@ -33,6 +33,7 @@ from hub.integration.vocabulary import (
     IntegrationEvent,
     IntegrationState,
     RecordedOutcome,
+    TargetReservationState,
     Verification,
 )
 from hub.mapping import Shortlist, view_of
@@ -134,6 +135,22 @@ def uncertain_integrations(uow: UnitOfWork, *, limit: int) -> Shortlist[Integrat
     ).all()
     total = uow.session.scalar(select(func.count()).select_from(uncertain.subquery())) or 0
     return Shortlist([integration_view(uow, row) for row in rows], total)
+
+
+def count_reservations(uow: UnitOfWork) -> dict[tuple[str, TargetReservationState], int]:
+    """Each project's integration reservations (one per remote binding and branch) by
+    state: held by an integration under way, or kept by an UNCERTAIN publish until
+    `reconcileIntegration` (docs/design.md, "Integration"). A reservation two projects
+    share counts under the project whose integration holds it."""
+    rows = uow.session.execute(
+        select(
+            IntegrationReservation.project_id, IntegrationReservation.state, func.count()
+        ).group_by(IntegrationReservation.project_id, IntegrationReservation.state)
+    ).tuples()
+    return {
+        (project_id, TargetReservationState(state)): int(count)
+        for project_id, state, count in rows
+    }
 
 
 def reports_of(uow: UnitOfWork, integration_id: str) -> list[ReportView]:

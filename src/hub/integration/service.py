@@ -52,6 +52,9 @@ from hub.integration._records import (
     verification,
 )
 from hub.integration._records import (
+    count_reservations as count_reservations,
+)
+from hub.integration._records import (
     get_integration as get_integration,
 )
 from hub.integration._records import (

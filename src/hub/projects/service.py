@@ -152,6 +152,12 @@ def list_projects(
     return [_project_view(uow, row) for row in uow.session.scalars(query).all()]
 
 
+def first_project_ids(uow: UnitOfWork, limit: int) -> list[str]:
+    """The ids of the first `limit` projects in id order (the order they were made)."""
+    query = select(Project.id).order_by(Project.id).limit(max(limit, 0))
+    return list(uow.session.scalars(query).all())
+
+
 def count_projects(uow: UnitOfWork) -> int:
     return int(uow.session.scalar(select(func.count()).select_from(Project)) or 0)
 

@@ -103,16 +103,29 @@ def holds(uow: UnitOfWork, *, limit: int) -> Shortlist[ReservationView]:
     clears them (`clearHold`; docs/design.md, "Resources and
     recovery holds"). Only attempts with an open
     job can keep one, so only their reservations are read and judged."""
+    held = _held_now(uow)
+    return Shortlist(held[: max(limit, 0)], len(held))
+
+
+def count_holds(uow: UnitOfWork) -> dict[str, int]:
+    """Each project's reservations held now, awaiting the job's end or an operator's
+    `clearHold` (read as `holds` reads them)."""
+    counts: dict[str, int] = {}
+    for view in _held_now(uow):
+        counts[view.project_id] = counts.get(view.project_id, 0) + 1
+    return counts
+
+
+def _held_now(uow: UnitOfWork) -> list[ReservationView]:
     attempt_ids = jobs.attempts_with_open_jobs(uow)
     if not attempt_ids:
-        return Shortlist([], 0)
+        return []
     rows = uow.session.scalars(
         select(Reservation)
         .where(Reservation.attempt_id.in_(attempt_ids), Reservation.released_at.is_(None))
         .order_by(Reservation.acquired_at, Reservation.id)
     ).all()
-    held = [view for view in reservation_views(uow, rows) if view.state == ReservationState.HELD]
-    return Shortlist(held[: max(limit, 0)], len(held))
+    return [view for view in reservation_views(uow, rows) if view.state == ReservationState.HELD]
 
 
 def attempts_live(uow: UnitOfWork, attempt_ids: Sequence[str]) -> dict[str, bool]:

@@ -54,6 +54,9 @@ from hub.resources._reservations import (
     shown_resource,
 )
 from hub.resources._reservations import (
+    count_holds as count_holds,
+)
+from hub.resources._reservations import (
     get_reservation as get_reservation,
 )
 from hub.resources._reservations import (
@@ -570,6 +573,7 @@ __all__ = [
     "ResourceView",
     "acquire_resources",
     "clear_hold",
+    "count_holds",
     "define_resource",
     "export_rows",
     "finish_job",

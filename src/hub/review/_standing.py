@@ -170,16 +170,32 @@ def waiting_for_human(uow: UnitOfWork, *, limit: int) -> Shortlist[QueueItem]:
     first: those whose policy still needs a human approval, and those an agent asked a
     human to review (`requestHumanReview`) that no human has decided yet. A rejected
     submission waits for its revision, not for anyone's review."""
-    waiting = [
-        item
-        for item in review_queue(uow)
-        if not item.status.rejected
-        and (
-            item.status.human_approvals < item.status.required_human_approvals
-            or (item.status.human_review_requested and not item.status.human_approvals)
-        )
-    ]
+    waiting = [item for item in review_queue(uow) if _waits_for_human(item.status)]
     return Shortlist(waiting[: max(limit, 0)], len(waiting))
+
+
+def count_waiting_for_human_past_warning(uow: UnitOfWork) -> dict[str, int]:
+    """Each project's submissions waiting for a human (as `waiting_for_human` judges
+    them) for at least the review-wait warning threshold, in coordinator time. Only
+    the submissions waiting that long have their review status judged."""
+    cutoff = uow.now() - timedelta(seconds=uow.settings.review_wait_warning_seconds)
+    counts: dict[str, int] = {}
+    for task, submission in work.awaiting_review(uow):
+        if submission.created_at <= cutoff and _waits_for_human(
+            review_status(uow, submission.id)
+        ):
+            counts[task.project_id] = counts.get(task.project_id, 0) + 1
+    return counts
+
+
+def _waits_for_human(status: ReviewStatus) -> bool:
+    """A person can act on it now: the policy still needs a human approval, or an agent
+    asked a human to review it and none has decided; a rejected submission waits for
+    its revision, not for anyone's review."""
+    return not status.rejected and (
+        status.human_approvals < status.required_human_approvals
+        or (status.human_review_requested and not status.human_approvals)
+    )
 
 
 def review_view_of(uow: UnitOfWork, row: Review) -> ReviewView:

@@ -37,6 +37,9 @@ from hub.knowledge import service as knowledge
 from hub.projects import service as projects
 from hub.review import tables, vocabulary
 from hub.review._standing import (
+    count_waiting_for_human_past_warning as count_waiting_for_human_past_warning,
+)
+from hub.review._standing import (
     finding_view_of,
     review_view_of,
 )

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from hub.metrics import GROUP_COMMIT_OPERATIONS
 from hub.storage.database import Database
 from hub.storage.unit_of_work import run_after_commit
 
@@ -83,6 +84,7 @@ class GroupCommitWriter:
                     stop = True
                     break
                 group.append(queued)
+            GROUP_COMMIT_OPERATIONS.observe(len(group))
             try:
                 self._commit_group(group)
             except BaseException as exc:  # the writer thread must outlive any one group

@@ -10,6 +10,7 @@ Each read is bounded: a short list (`limit`) and the total, in two indexed queri
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 from sqlalchemy import case, func, select
 
@@ -18,7 +19,7 @@ from hub.storage.unit_of_work import UnitOfWork
 from hub.work._reading import task_views
 from hub.work.tables import Attempt, Task
 from hub.work.views import TaskView
-from hub.work.vocabulary import CLAIMABLE_STATES, EffectiveTaskState, TaskState
+from hub.work.vocabulary import CLAIMABLE_STATES, AttemptState, EffectiveTaskState, TaskState
 
 
 def recovery_candidates(uow: UnitOfWork, *, limit: int) -> Shortlist[TaskView]:
@@ -36,6 +37,46 @@ def recovery_candidates(uow: UnitOfWork, *, limit: int) -> Shortlist[TaskView]:
     ).all()
     total = uow.session.scalar(select(func.count()).select_from(expired.subquery())) or 0
     return Shortlist(task_views(uow, rows), total)
+
+
+def count_recovery_candidates(uow: UnitOfWork) -> dict[str, int]:
+    """Each project's recovery candidates (in progress, the current attempt's lease
+    over): the tasks in progress are read (`ix_tasks_in_progress`), not all tasks."""
+    now = uow.now()
+    rows = uow.session.execute(
+        select(Task.project_id, func.count())
+        .join(Attempt, Attempt.id == Task.current_attempt_id)
+        .where(Task.state == TaskState.IN_PROGRESS, ~Attempt.lease_valid_at(now))
+        .group_by(Task.project_id)
+    ).tuples()
+    return {project_id: int(count) for project_id, count in rows}
+
+
+def count_attempts_by_state(uow: UnitOfWork) -> dict[tuple[str, AttemptState], int]:
+    """Each project's attempts counted by stored state, in one grouped statement over
+    an index of (state, project) (`ix_attempts_state_project_id`): the table's rows
+    are not read."""
+    rows = uow.session.execute(
+        select(Attempt.project_id, Attempt.state, func.count())
+        .group_by(Attempt.state, Attempt.project_id)
+    ).tuples()
+    return {(project_id, AttemptState(state)): int(count) for project_id, state, count in rows}
+
+
+def count_leases_expiring(uow: UnitOfWork, *, within: timedelta) -> dict[str, int]:
+    """Each project's live leases that end within `within` of coordinator time, unless
+    renewed: the active attempts are read, not the history."""
+    now = uow.now()
+    rows = uow.session.execute(
+        select(Attempt.project_id, func.count())
+        .where(
+            Attempt.state == AttemptState.ACTIVE,
+            Attempt.lease_valid_at(now),
+            Attempt.expires_at <= now + within,
+        )
+        .group_by(Attempt.project_id)
+    ).tuples()
+    return {project_id: int(count) for project_id, count in rows}
 
 
 def task_counts(

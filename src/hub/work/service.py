@@ -16,7 +16,13 @@ from hub.storage.unit_of_work import UnitOfWork
 from hub.work import _dependencies as dependencies
 from hub.work import _recovery as recovery
 from hub.work import tables
-from hub.work._attention import recovery_candidates, task_counts
+from hub.work._attention import (
+    count_attempts_by_state,
+    count_leases_expiring,
+    count_recovery_candidates,
+    recovery_candidates,
+    task_counts,
+)
 from hub.work._authority import (
     HOLDING,
     get_attempt,
@@ -254,6 +260,9 @@ __all__ = [
     "close_task",
     "complete_delivery",
     "contributors",
+    "count_attempts_by_state",
+    "count_leases_expiring",
+    "count_recovery_candidates",
     "create_task",
     "create_tasks",
     "criteria_history",

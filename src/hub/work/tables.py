@@ -44,6 +44,7 @@ from hub.work.vocabulary import (
 _READY = f"{one_of('state', CLAIMABLE_STATES)} AND blocked_count = 0"
 _ACTIVE = f"state = '{AttemptState.ACTIVE}'"
 _IN_PROGRESS = f"state = '{TaskState.IN_PROGRESS}'"
+_AWAITING_REVIEW = f"state = '{TaskState.AWAITING_REVIEW}'"
 BLOCKED = "blocked_count > 0"
 
 
@@ -90,6 +91,13 @@ class Task(Base):
             "id",
             sqlite_where=text(BLOCKED),
             postgresql_where=text(BLOCKED),
+        ),
+        # The tasks awaiting review, across projects, in the review queue's order.
+        Index(
+            "ix_tasks_awaiting_review",
+            "updated_at",
+            sqlite_where=text(_AWAITING_REVIEW),
+            postgresql_where=text(_AWAITING_REVIEW),
         ),
         Index("ix_tasks_parent_id", "parent_id"),
         Index("ix_tasks_subject_submission_id", "subject_submission_id"),
@@ -206,6 +214,8 @@ class Attempt(Base):
             postgresql_where=text(_ACTIVE),
         ),
         Index("ix_attempts_session_id_state", "session_id", "state"),
+        # Attempts counted by state and project without reading the rows (/metrics).
+        Index("ix_attempts_state_project_id", "state", "project_id"),
         Index("ix_attempts_task_id", "task_id"),
     )
 
