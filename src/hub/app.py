@@ -25,6 +25,7 @@ from hub.api.mcp_http.route import McpEndpoint, mcp_route
 from hub.errors import Unavailable, http_problem
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
+from hub.observability.access import ObservedRequests
 from hub.runtime import Runtime
 from hub.scrape import scrape
 from hub.storage import migrations
@@ -117,7 +118,8 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
         lifespan=lifespan,
     )
     app.state.runtime = runtime
-    return RequestMetrics(app)  # type: ignore[return-value]
+    # Outermost: the request id, access line and span cover every route and websocket.
+    return ObservedRequests(RequestMetrics(app))  # type: ignore[return-value]
 
 
 async def runtime_check(runtime: Runtime) -> dict[str, str]:
@@ -172,7 +174,13 @@ def _route_name(scope: Scope) -> str:
 
 def create_app_from_environment() -> Starlette:
     """The factory `hub serve` gives uvicorn (one runtime per worker process)."""
+    from hub.observability.logs import configure_logging
+    from hub.observability.tracing import configure_tracing
     from hub.settings import load_settings
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    return create_app(Runtime(load_settings()), server_process=True)
+    settings = load_settings()
+    # Each worker process sets up its own: JSON lines or text, and spans only when an
+    # OTLP endpoint is configured (docs/ops/logs-and-traces.md).
+    configure_logging(settings)
+    configure_tracing(settings)
+    return create_app(Runtime(settings), server_process=True)

@@ -10,24 +10,27 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import logging
 import threading
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, TypeVar, cast
 
+from opentelemetry.trace import Span
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from hub.artifacts.service import Store, store_for
 from hub.clock import Clock, SystemClock
-from hub.errors import Conflict, Unavailable
+from hub.errors import Conflict, HubError, Unavailable
 from hub.events.feed import EventSignal
 from hub.events.listener import listen_for_events
 from hub.events.notifier import Notifier
 from hub.metrics import DB_TRANSACTIONS
+from hub.observability import tracing
 from hub.settings import Settings
 from hub.storage.database import Database
 from hub.storage.group_commit import GroupCommitWriter
@@ -47,6 +50,14 @@ _ATTEMPTS = 4
 _STREAM_THREADS = 4
 _STREAM_AHEAD = 4
 _STREAM_POLL_SECONDS = 0.5
+
+
+def _observe(kind: str, outcome: str, uow: UnitOfWork, span: Span) -> None:
+    # The metric's outcomes predate `refused`: a domain error counts as an error there.
+    DB_TRANSACTIONS.labels(kind, "error" if outcome == "refused" else outcome).observe(
+        uow.duration_s
+    )
+    span.set_attribute("hub.transaction.outcome", outcome)
 
 
 class Runtime:
@@ -153,58 +164,88 @@ class Runtime:
         for attempt in range(_ATTEMPTS):
             uow = self.unit_of_work(write=True, group=group)
             outcome = "error"
-            try:
-                with uow:
-                    result = operation(uow)
-                    uow.commit()
-                outcome = "commit"
-                return result
-            except IntegrityError as exc:
-                # A concurrent writer got there first (same idempotency key, a unique or
-                # one-active-attempt index). Running again re-reads the state and answers
-                # as a replay or a typed conflict; if it still fails, say so, typed.
-                if attempt == 0:
-                    outcome = "retry"
-                    continue
-                # The constraint's message (not the statement or its parameters) for operators.
-                log.warning("integrity conflict after retry: %s", str(exc.orig).splitlines()[0])
-                raise Conflict("the change conflicts with concurrently stored data") from None
-            except DBAPIError as exc:
-                code = getattr(exc.orig, "sqlstate", None)
-                if code in _RETRYABLE_SQLSTATES and attempt + 1 < _ATTEMPTS:
-                    outcome = "retry"
-                    continue
-                raise
-            finally:
-                DB_TRANSACTIONS.labels("write", outcome).observe(uow.duration_s)
+            with self._transaction_span("write", group is not None) as span:
+                try:
+                    with uow:
+                        result = operation(uow)
+                        uow.commit()
+                    outcome = "commit"
+                    return result
+                except IntegrityError as exc:
+                    # A concurrent writer got there first (same idempotency key, a unique
+                    # or one-active-attempt index). Running again re-reads the state and
+                    # answers as a replay or a typed conflict; if it still fails, say so,
+                    # typed.
+                    if attempt == 0:
+                        outcome = "retry"
+                        continue
+                    # The constraint's message (not the statement or its parameters).
+                    log.warning(
+                        "integrity conflict after retry: %s", str(exc.orig).splitlines()[0]
+                    )
+                    raise Conflict("the change conflicts with concurrently stored data") from None
+                except DBAPIError as exc:
+                    code = getattr(exc.orig, "sqlstate", None)
+                    if code in _RETRYABLE_SQLSTATES and attempt + 1 < _ATTEMPTS:
+                        outcome = "retry"
+                        continue
+                    raise
+                except HubError:
+                    outcome = "refused"
+                    raise
+                finally:
+                    _observe("write", outcome, uow, span)
         raise AssertionError("unreachable")
 
     def read(self, operation: Callable[[UnitOfWork], T]) -> T:
         uow = self.unit_of_work(write=False)
         outcome = "error"
-        try:
-            with unavailable_when_down(), uow:
-                result = operation(uow)
-            outcome = "ok"
-            return result
-        finally:
-            DB_TRANSACTIONS.labels("read", outcome).observe(uow.duration_s)
+        with self._transaction_span("read", False) as span:
+            try:
+                with unavailable_when_down(), uow:
+                    result = operation(uow)
+                outcome = "ok"
+                return result
+            except HubError:
+                outcome = "refused"
+                raise
+            finally:
+                _observe("read", outcome, uow, span)
+
+    def _transaction_span(self, kind: str, grouped: bool) -> AbstractContextManager[Span]:
+        """A unit of work's span: a child of the operation's, on whatever thread it runs
+        (its caller's context is handed over: `awrite`, `aread`). A domain error is an
+        answer (outcome `refused`), not a failure of the span."""
+        return tracing.span(
+            f"transaction {kind}",
+            attributes={
+                "db.system.name": self.database.dialect,
+                "hub.transaction.kind": kind,
+                "hub.transaction.group_commit": grouped,
+            },
+            expected=(HubError,),
+        )
 
     async def awrite(self, operation: Callable[[UnitOfWork], T]) -> T:
         """`write` off the event loop. A caller cancelled before its operation starts
         cancels it; once started, the operation runs to its commit or rollback and only
         its answer is dropped."""
         if self._group_writer is not None:
+            # The writer thread runs it in this context (`GroupCommitWriter.submit`).
             with unavailable_when_down():
                 return cast(T, await asyncio.wrap_future(self._group_writer.submit(operation)))
         assert self._writers is not None
+        # Threads do not inherit context variables: the request's log context and its
+        # current span go along by hand (docs/ops/logs-and-traces.md).
+        context = contextvars.copy_context()
         return await asyncio.get_running_loop().run_in_executor(
-            self._writers, self.write, operation
+            self._writers, context.run, self.write, operation
         )
 
     async def aread(self, operation: Callable[[UnitOfWork], T]) -> T:
+        context = contextvars.copy_context()
         return await asyncio.get_running_loop().run_in_executor(
-            self._readers, self.read, operation
+            self._readers, context.run, self.read, operation
         )
 
     async def astream(
@@ -266,7 +307,7 @@ class Runtime:
                 return
             hand("end", None)
 
-        self._streams.submit(produce)
+        self._streams.submit(contextvars.copy_context().run, produce)
         try:
             while True:
                 kind, value = await queue.get()

@@ -6,6 +6,7 @@ Invalid settings stop the process at start with one line naming the setting
 
 from __future__ import annotations
 
+import os
 import secrets
 from functools import cached_property
 from pathlib import Path
@@ -117,6 +118,19 @@ class Settings(BaseSettings):
     web_session_max_age_seconds: int = Field(default=12 * 3600, ge=300, le=30 * 86400)
     web_idle_timeout_seconds: int = Field(default=3600, ge=120, le=7 * 86400)
 
+    # Logs and traces (docs/ops/logs-and-traces.md). `log_format` unset: JSON lines in
+    # production (one object a line, for a log collector), plain text in development.
+    log_format: Literal["json", "text"] | None = None
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # Where spans go, as OTLP over HTTP: the collector's base URL (`/v1/traces` is added).
+    # Unset, the standard OTEL_EXPORTER_OTLP_ENDPOINT applies; neither: no tracing at all.
+    otel_exporter_otlp_endpoint: str | None = Field(
+        default_factory=lambda: os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None
+    )
+    otel_service_name: str = Field(
+        default_factory=lambda: os.environ.get("OTEL_SERVICE_NAME") or "hub", min_length=1
+    )
+
     # For tests: a write operation that reads coordinator time before its first lock
     # fails (`hub.storage.unit_of_work.ClockReadBeforeLock`) instead of going unnoticed.
     strict_clock: bool = False
@@ -143,6 +157,20 @@ class Settings(BaseSettings):
     @classmethod
     def _http_endpoint(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("otel_exporter_otlp_endpoint")
+    @classmethod
+    def _otlp_endpoint(cls, value: str | None) -> str | None:
+        if not value:  # set empty: no tracing, whatever OTEL_EXPORTER_OTLP_ENDPOINT says
+            return None
+        if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value
 
@@ -181,6 +209,13 @@ class Settings(BaseSettings):
     @property
     def is_development(self) -> bool:
         return self.environment == "development"
+
+    @property
+    def logs_as_json(self) -> bool:
+        """JSON lines unless asked otherwise; plain text by default in development."""
+        if self.log_format is not None:
+            return self.log_format == "json"
+        return not self.is_development
 
     @cached_property
     def signing_key(self) -> str:

@@ -10,7 +10,10 @@
   NUL in a literal, is refused before any resolver runs;
 - **error masking** (`on_operation`, `on_stream_result`): anything that is not a
   deliberate GraphQL error becomes "Unexpected error." (`should_mask_error`);
-- **metrics** (`on_operation`): a count and a duration per operation.
+- **metrics, log line and span** (`on_operation`): a count and a duration per
+  operation; one `hub.operation` log line (label, type, outcome: `ok`,
+  `problem:<CODE>` or `error`, duration) and one span, `<type> <label>`, the parent of
+  the operation's transactions' spans (docs/ops/logs-and-traces.md).
 
 Why one extension rather than one per concern (it replaces Strawberry's `ParserCache`,
 `ValidationCache`, `MaxTokensLimiter`, `AddValidationRules` and `MaskErrors` and two of
@@ -41,14 +44,18 @@ from graphql import (
     specified_rules,
     visit,
 )
+from opentelemetry.trace import Span, Status, StatusCode
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 from strawberry.types.execution import StreamExecutionResult
 
 from hub.errors import ProblemCode, Unavailable
 from hub.metrics import GRAPHQL_LATENCY, GRAPHQL_OPERATIONS
+from hub.observability import tracing
+from hub.observability.context import RequestContext, current, operation_scope
 
 log = logging.getLogger("hub.api")
+operations_log = logging.getLogger("hub.operation")
 
 NUL_REFUSED = "strings must not contain NUL (U+0000) characters"
 SURROGATE_REFUSED = "strings must be valid Unicode (a lone surrogate such as \\ud800 is not)"
@@ -116,17 +123,27 @@ class HubOperation(SchemaExtension):
 
     def on_operation(self) -> Iterator[None]:
         started = time.perf_counter()
-        try:
-            yield
-        except Exception:
-            # Refused in a hook (a parse error, an unstorable string, a subscription over
-            # plain HTTP): Strawberry makes the error the result after this returns. (A
-            # subscription the client ends or a cancelled request is not counted.)
-            self._record(started, failed=True)
-            raise
-        result = self.execution_context.result
-        _mask_errors(result)
-        self._record(started, failed=bool(getattr(result, "errors", None)))
+        # Its name is known once the document is parsed (`_record` renames it).
+        with operation_scope() as observed, tracing.span("graphql") as span:
+            try:
+                yield
+            except Exception as refusal:
+                # Refused in a hook (a parse error, an unstorable string, a subscription
+                # over plain HTTP): Strawberry makes the error the result after this
+                # returns. (A subscription the client ends or a cancelled request is not
+                # counted.)
+                refused = [refusal] if isinstance(refusal, GraphQLError) else []
+                self._record(started, observed, span, refused, failed=True)
+                raise
+            except BaseException:
+                # Cancelled (a subscription its client ended, a request given up): not
+                # counted, but the log says how the operation ended.
+                self._log(started, observed, span, "cancelled", None)
+                raise
+            result = self.execution_context.result
+            _mask_errors(result)
+            errors = getattr(result, "errors", None) or []
+            self._record(started, observed, span, errors, failed=bool(errors))
 
     def on_stream_result(self, result: StreamExecutionResult) -> Iterator[None]:
         # Subscriptions: each event's result reaches the client before the operation ends.
@@ -138,6 +155,9 @@ class HubOperation(SchemaExtension):
         if context.query:
             self.prepared = self.documents.get(context.schema._schema, context.query)
             context.graphql_document = self.prepared.document
+            observed = current()
+            if observed is not None:  # the operation's lines from here on name it
+                observed.operation = self.prepared.label(context.operation_name)
         yield
 
     def on_validate(self) -> Iterator[None]:
@@ -162,15 +182,71 @@ class HubOperation(SchemaExtension):
         document = self.execution_context.graphql_document
         return nul_literals(document) if document is not None else ()
 
-    def _record(self, started: float, *, failed: bool) -> None:
+    def _record(
+        self,
+        started: float,
+        observed: RequestContext,
+        span: Span,
+        errors: Sequence[GraphQLError],
+        *,
+        failed: bool,
+    ) -> None:
+        name, kind = self._label()
+        GRAPHQL_OPERATIONS.labels(name, kind, "error" if failed else "ok").inc()
+        GRAPHQL_LATENCY.labels(name, kind).observe(time.perf_counter() - started)
+        outcome = "error" if failed else (observed.problem or "ok")
+        code = _error_code(errors[0]) if errors else None
+        self._log(started, observed, span, outcome, code)
+
+    def _label(self) -> tuple[str, str]:
+        """The operation's label (its root field: a schema name, so clients cannot mint
+        new metric series by naming operations) and its type."""
         context = self.execution_context
         name = self.prepared.label(context.operation_name) if self.prepared else "invalid"
         try:
             kind = context.operation_type.value
         except Exception:  # the document did not parse: there is no operation type
             kind = "invalid"
-        GRAPHQL_OPERATIONS.labels(name, kind, "error" if failed else "ok").inc()
-        GRAPHQL_LATENCY.labels(name, kind).observe(time.perf_counter() - started)
+        return name, kind
+
+    def _log(
+        self,
+        started: float,
+        observed: RequestContext,
+        span: Span,
+        outcome: str,
+        code: str | None,
+    ) -> None:
+        """The operation's line and the naming of its span."""
+        name, kind = self._label()
+        observed.operation = name
+        span.update_name(f"{kind} {name}")
+        span.set_attribute("graphql.operation.type", kind)
+        span.set_attribute("graphql.operation.name", name)
+        span.set_attribute("hub.outcome", outcome)
+        if outcome == "error":
+            span.set_status(Status(StatusCode.ERROR, code or "error"))
+        operations_log.info(
+            "%s %s %s",
+            kind,
+            name,
+            outcome,
+            extra={
+                "operation_type": kind,
+                "outcome": outcome,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                **({"error_code": code} if code else {}),
+            },
+        )
+
+
+def _error_code(error: GraphQLError) -> str:
+    """An error's code (UNAUTHENTICATED, NOT_FOUND…): `INTERNAL` for a masked one,
+    `GRAPHQL_ERROR` for one without (a syntax or validation error)."""
+    if error.message == MASKED and error.original_error is None:
+        return "INTERNAL"
+    code = (error.extensions or {}).get("code")
+    return str(code) if code else "GRAPHQL_ERROR"
 
 
 def _root_label(operation: OperationDefinitionNode) -> str:

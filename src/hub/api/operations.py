@@ -39,6 +39,7 @@ from hub.api.problems import ConflictProblem, Problem, to_problem
 from hub.errors import Conflict, HubError, NotFound, Unauthenticated
 from hub.identity.service import authorize
 from hub.identity.views import Actor
+from hub.observability.context import note_problem
 from hub.storage.unit_of_work import UnitOfWork
 
 T = TypeVar("T")
@@ -71,7 +72,10 @@ async def mutate(
     except Unauthenticated as exc:
         raise unauthenticated(exc.message) from None
     except HubError as error:
-        return _declared(info, name, error)
+        problem = _declared(info, name, error)
+        # An answer, not an error: the operation's log line says which (`problem:CODE`).
+        note_problem(problem.code)
+        return problem
     return to_payload(result, instant)
 
 

@@ -84,19 +84,27 @@ def serve(
     """Run the HTTP server (GraphQL, dashboard, health and metrics)."""
     import uvicorn
 
+    from hub.observability.logs import configure_logging
+
     rt = runtime()
     if rt.database.is_sqlite and workers != 1:
         errors.print("SQLite runs as one server process; use PostgreSQL for --workers > 1")
         raise typer.Exit(2)
     _require_current_schema(rt)
     rt.close()
+    # hub's own log lines for uvicorn's too (JSON or text), and hub's access line per
+    # request in place of uvicorn's (docs/ops/logs-and-traces.md); each worker process
+    # configures itself again when it builds the app.
+    configure_logging(rt.settings)
     uvicorn.run(
         "hub.app:create_app_from_environment",
         factory=True,
         host=host,
         port=port,
         workers=workers,
-        log_level="info",
+        log_config=None,
+        log_level=rt.settings.log_level.lower(),
+        access_log=False,
         proxy_headers=True,
     )
 

@@ -50,6 +50,7 @@ from hub.identity.vocabulary import (
     IdentityEvent,
 )
 from hub.ids import new_id
+from hub.observability.context import identify
 from hub.storage.base import table_of
 from hub.storage.unit_of_work import UnitOfWork
 
@@ -179,6 +180,7 @@ def _judge(uow: UnitOfWork, found: Any, now: datetime) -> Actor:
         raise Unauthenticated("the dashboard session reached its maximum age")
     if now >= found.last_seen_at + timedelta(seconds=settings.web_idle_timeout_seconds):
         raise Unauthenticated("the dashboard session was idle too long")
+    identify(found.principal_id, None)  # the request's log lines say whose it is
     return Actor(
         principal_id=found.principal_id,
         principal_name=found.principal_name,

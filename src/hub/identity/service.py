@@ -75,6 +75,7 @@ from hub.identity.vocabulary import (
     CredentialKind,
     IdentityEvent,
 )
+from hub.observability.context import identify
 from hub.storage.base import table_of
 from hub.storage.export import PAGE_SIZE, ExportRecord, export_chosen
 from hub.storage.unit_of_work import UnitOfWork
@@ -213,6 +214,8 @@ def authenticate(uow: UnitOfWork, bearer: str) -> Actor:
             found.opener_id is None or found.opener_revoked_at is not None
         ):
             raise Unauthenticated("the credential that opened this session was revoked")
+    # The request's log lines and spans say who sent it from here on (ids only).
+    identify(found.principal_id, found.session_id)
     return Actor(
         principal_id=found.principal_id,
         principal_name=found.principal_name,
@@ -240,6 +243,7 @@ def login_with_password(uow: UnitOfWork, *, name: str, password: str) -> Actor:
         raise Unauthenticated("unknown name or wrong password") from None
     if row is None or row.password_hash is None or row.disabled_at is not None:
         raise Unauthenticated("unknown name or wrong password")
+    identify(row.id, None)
     return web_actor(row)
 
 

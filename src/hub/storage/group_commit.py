@@ -7,10 +7,14 @@ commits once. Each operation still sees the ones before it and still fails alone
 savepoint rolls back); its caller hears the result only after the shared commit, so
 nothing is reported that a crash could lose. With one request at a time a group is
 one operation, exactly the plain transaction.
+
+Each operation runs in the context (`contextvars`) of the caller that submitted it, so
+its log lines and spans belong to that caller's request, not to the writer thread.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import queue
 import threading
@@ -36,6 +40,7 @@ RunInGroup = Callable[[Callable[..., Any], Connection, list[Callable[[], None]]]
 class _Queued:
     operation: Callable[..., Any]
     future: Future[Any] = field(default_factory=Future)
+    context: contextvars.Context = field(default_factory=contextvars.copy_context)
 
 
 class GroupCommitWriter:
@@ -106,7 +111,9 @@ class GroupCommitWriter:
                     if not queued.future.set_running_or_notify_cancel():
                         continue
                     try:
-                        done.append((queued, self._run(queued.operation, connection, deferred)))
+                        done.append((queued, queued.context.run(
+                            self._run, queued.operation, connection, deferred
+                        )))
                     except BaseException as exc:  # this operation's own failure, typed or not
                         queued.future.set_exception(exc)
                         if connection.invalidated:
