@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 GRAPHQL_OPERATIONS = Counter(
     "hub_graphql_operations_total",
@@ -29,4 +29,10 @@ DB_TRANSACTIONS = Histogram(
     "Wall time of database transactions (units of work), by kind and outcome",
     ["kind", "outcome"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
+INVARIANT_BREACHES = Gauge(
+    "hub_invariant_breaches",
+    "Breaches of each invariant found by the server's last scheduled check "
+    "(docs/ops/maintenance.md)",
+    ["invariant"],
 )

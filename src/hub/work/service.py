@@ -54,6 +54,7 @@ from hub.work._family import (
     task_neighbourhood,
 )
 from hub.work._independence import Reviewer, require_independent
+from hub.work._invariants import OpenAttempt, find_invariant_breaches, oldest_active_attempt
 from hub.work._leases import (
     AdapterEventResult,
     live_attempts_of_sessions,
@@ -222,6 +223,7 @@ __all__ = [
     "HeldAttempt",
     "LinkView",
     "NewTask",
+    "OpenAttempt",
     "PlannedEdit",
     "PlannedTask",
     "RecoveryClaim",
@@ -263,6 +265,7 @@ __all__ = [
     "edit_tasks",
     "export_rows",
     "find_cycle",
+    "find_invariant_breaches",
     "finish_workflow_attempt",
     "get_attempt",
     "get_attempts",
@@ -276,6 +279,7 @@ __all__ = [
     "live_attempts_of_sessions",
     "lock_submission",
     "lock_tasks",
+    "oldest_active_attempt",
     "open_workflow_task",
     "own_live_attempt",
     "project_graph",
