@@ -10,14 +10,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import FromClause, Select, and_, func, not_, or_, select
+from sqlalchemy import FromClause, Select, and_, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.util import ClauseAdapter
 
 from hub.storage.base import table_of
 from hub.storage.invariants import Breach
 from hub.storage.unit_of_work import UnitOfWork
+from hub.work._rows import COMPLETE
 from hub.work.tables import Attempt, Task, TaskPrerequisite
-from hub.work.vocabulary import AttemptState, CloseReason, TaskState, WorkInvariant
+from hub.work.vocabulary import AttemptState, TaskState, WorkInvariant
 
 _TASKS = table_of(Task)
 _ATTEMPTS = table_of(Attempt)
@@ -25,18 +27,9 @@ _EDGES = table_of(TaskPrerequisite)
 
 
 def _incomplete(task: FromClause) -> ColumnElement[bool]:
-    """Not `_rows.is_complete`, in SQL: neither DONE nor closed as COMPLETED (a NULL
-    close reason is not COMPLETED)."""
-    columns = task.c
-    return and_(
-        columns.state != TaskState.DONE,
-        not_(
-            and_(
-                columns.state == TaskState.CLOSED,
-                func.coalesce(columns.close_reason, "") == CloseReason.COMPLETED,
-            )
-        ),
-    )
+    """Not `_rows.COMPLETE` (the one statement of what a dependent waits for), of
+    `task`, an alias of the tasks table."""
+    return ~ClauseAdapter(task).traverse(COMPLETE)
 
 
 def _two_current_attempts(uow: UnitOfWork) -> list[Breach]:
