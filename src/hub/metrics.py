@@ -7,7 +7,7 @@ scraped (`hub.scrape`). Every metric is described in docs/ops/monitoring.md.
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 GRAPHQL_OPERATIONS = Counter(
     "hub_graphql_operations_total",
@@ -43,4 +43,10 @@ GROUP_COMMIT_OPERATIONS = Histogram(
 METRICS_SCRAPE_ERRORS = Counter(
     "hub_metrics_scrape_errors_total",
     "Scrapes of /metrics whose state read failed (the state gauges were left out)",
+)
+INVARIANT_BREACHES = Gauge(
+    "hub_invariant_breaches",
+    "Breaches of each invariant found by the server's last scheduled check "
+    "(docs/ops/maintenance.md)",
+    ["invariant"],
 )

@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     receipt_retention_seconds: int = Field(default=86400, ge=60)
     tombstone_retention_seconds: int = Field(default=30 * 86400, ge=3600)
     prune_interval_seconds: int = Field(default=3600, ge=10)
+    # The server's scheduled check: SQLite's WAL checkpointed, the invariants checked
+    # (docs/ops/maintenance.md, "What the server does by itself").
+    check_interval_seconds: int = Field(default=3600, ge=10)
 
     max_query_depth: int = Field(default=12, ge=2, le=100)
     max_query_tokens: int = Field(default=4000, ge=100, le=100_000)

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from hub.cli import maintenance
 from hub.cli.agent import app as agent_app
 from hub.cli.exports import EXPORT_HELP, export
 from hub.cli.imports import HELP as IMPORT_HELP
@@ -45,6 +46,9 @@ app.command("import", help=IMPORT_HELP)(import_command)
 app.command("export", help=EXPORT_HELP)(export)
 maintenance_app = typer.Typer(help="Upkeep.", no_args_is_help=True)
 app.add_typer(maintenance_app, name="maintenance")
+maintenance_app.command("vacuum")(maintenance.vacuum)
+maintenance_app.command("check")(maintenance.check)
+maintenance_app.command("stats")(maintenance.stats)
 
 console = Console()
 errors = Console(stderr=True)

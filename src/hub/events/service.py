@@ -29,11 +29,14 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from hub.events import _invariants
+from hub.events._invariants import EventInvariant as EventInvariant
 from hub.events.tables import Event, EventStream
 from hub.mapping import view_of
 from hub.storage.base import UTCDateTime, table_of
 from hub.storage.bulk import Stored, insert_rows
 from hub.storage.export import ExportRecord, export_table
+from hub.storage.invariants import Breach
 from hub.storage.unit_of_work import UnitOfWork, read_before_snapshot
 
 GLOBAL_STREAM = "hub"
@@ -567,3 +570,8 @@ def _export_log(uow: UnitOfWork) -> FromClause | None:
     if uow.dialect != "postgresql":
         return None
     return _build_log(_horizon(uow, [])["horizon"])
+
+
+def find_invariant_breaches(uow: UnitOfWork) -> list[Breach]:
+    """Every breach of `EventInvariant` in the log (`hub maintenance check`)."""
+    return _invariants.find_invariant_breaches(uow, global_stream=GLOBAL_STREAM)

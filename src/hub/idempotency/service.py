@@ -39,14 +39,28 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import timedelta
+from enum import StrEnum
 from typing import Any, Final, Generic, TypeVar, cast
 
-from sqlalchemy import CursorResult, Result, Row, bindparam, delete, insert, select, text, update
+from sqlalchemy import (
+    CursorResult,
+    Result,
+    Row,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 
 from hub.errors import IdempotencyConflict, IdempotencyReceiptExpired, ValidationFailed
 from hub.idempotency.tables import Receipt
 from hub.identity.views import Actor
 from hub.storage.base import table_of
+from hub.storage.invariants import Breach
 from hub.storage.unit_of_work import UnitOfWork
 
 MAX_KEY_LENGTH = 200
@@ -233,3 +247,57 @@ def prune_receipts(uow: UnitOfWork) -> PruneReport:
 
 def _affected(result: Result[Any]) -> int:
     return int(cast(CursorResult[Any], result).rowcount or 0)
+
+
+@dataclass(frozen=True)
+class ReceiptCounts:
+    """Receipts kept whole (replayable) and pruned to tombstones."""
+
+    receipts: int
+    tombstones: int
+
+
+def count_receipts(uow: UnitOfWork) -> ReceiptCounts:
+    tombstones = func.count().filter(_RECEIPTS.c.tombstone.is_(True))
+    whole, pruned = uow.session.execute(
+        select(func.count() - tombstones, tombstones).select_from(_RECEIPTS)
+    ).one()
+    return ReceiptCounts(int(whole), int(pruned))
+
+
+class ReceiptInvariant(StrEnum):
+    # A receipt keeps its result (a JSON object) until it is pruned to a tombstone, which
+    # keeps none: a live receipt without one could not be replayed, and a tombstone with
+    # one would be replayed past its retention.
+    RESULT_UNTIL_TOMBSTONE = "idempotency.result_until_tombstone"
+
+
+def find_invariant_breaches(uow: UnitOfWork) -> list[Breach]:
+    """Every breach of `ReceiptInvariant` (`hub maintenance check`), in one statement."""
+    typeof = func.jsonb_typeof if uow.dialect == "postgresql" else func.json_type
+    kind = func.coalesce(typeof(_RECEIPTS.c.result), "absent")
+    rows = uow.session.execute(
+        select(
+            _RECEIPTS.c.principal_id,
+            _RECEIPTS.c.operation,
+            _RECEIPTS.c.key,
+            _RECEIPTS.c.tombstone,
+            kind.label("kind"),
+        )
+        .where(
+            or_(
+                (_RECEIPTS.c.tombstone.is_(True)) & (kind != "null") & (kind != "absent"),
+                (_RECEIPTS.c.tombstone.is_(False)) & (kind != "object"),
+            )
+        )
+        .order_by(_RECEIPTS.c.principal_id, _RECEIPTS.c.operation, _RECEIPTS.c.key)
+    ).all()
+    return [
+        Breach(
+            ReceiptInvariant.RESULT_UNTIL_TOMBSTONE,
+            f"receipt {row.principal_id}/{row.operation}/{row.key}",
+            "a tombstone that keeps a result" if row.tombstone
+            else f"a live receipt whose result is {row.kind}, not an object",
+        )
+        for row in rows
+    ]

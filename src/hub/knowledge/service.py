@@ -9,6 +9,7 @@ from hub.knowledge._delegations import (
     rule_delegations,
 )
 from hub.knowledge._disputes import dispute_lesson, lesson_disputes, resolve_dispute
+from hub.knowledge._invariants import find_invariant_breaches
 from hub.knowledge._lessons import (
     LessonCorrection,
     NewLesson,
@@ -78,6 +79,7 @@ __all__ = [
     "correct_lesson",
     "dispute_lesson",
     "export_rows",
+    "find_invariant_breaches",
     "get_lesson",
     "get_rule",
     "grant_rule_delegation",

@@ -65,3 +65,17 @@ class KnowledgeEvent(StrEnum):
     RULE_REVISED = "rule.revised"
     RULE_DELEGATION_GRANTED = "rule.delegation_granted"
     RULE_DELEGATION_REVOKED = "rule.delegation_revoked"
+
+
+class KnowledgeInvariant(StrEnum):
+    """What `hub maintenance check` verifies of the knowledge module's counters
+    (`knowledge._invariants`; docs/ops/maintenance.md, "What a finding means")."""
+
+    # A lesson's `version` is its newest version's number.
+    LESSON_VERSION = "knowledge.lesson_version"
+    # `open_disputes` counts its OPEN disputes.
+    OPEN_DISPUTES = "knowledge.open_disputes"
+    # `useful_votes` and `not_useful_votes` count its ratings of each kind.
+    VOTES = "knowledge.votes"
+    # A rule's `version` is its newest revision's number.
+    RULE_VERSION = "knowledge.rule_version"

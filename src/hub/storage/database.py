@@ -120,6 +120,11 @@ class Database:
         in-process lock to hold around its transaction."""
         return self._write_engine.connect(), self._write_lock
 
+    def write_lock(self) -> AbstractContextManager[Any]:
+        """The in-process lock that write transactions hold (SQLite; none on PostgreSQL),
+        for work that writes outside a session (`hub.storage.upkeep.vacuum_sqlite`)."""
+        return self._write_lock
+
     def read_session(self) -> Session:
         return self._reader()
 

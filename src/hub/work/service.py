@@ -60,6 +60,7 @@ from hub.work._family import (
     task_neighbourhood,
 )
 from hub.work._independence import Reviewer, require_independent
+from hub.work._invariants import OpenAttempt, find_invariant_breaches, oldest_active_attempt
 from hub.work._leases import (
     AdapterEventResult,
     live_attempts_of_sessions,
@@ -228,6 +229,7 @@ __all__ = [
     "HeldAttempt",
     "LinkView",
     "NewTask",
+    "OpenAttempt",
     "PlannedEdit",
     "PlannedTask",
     "RecoveryClaim",
@@ -272,6 +274,7 @@ __all__ = [
     "edit_tasks",
     "export_rows",
     "find_cycle",
+    "find_invariant_breaches",
     "finish_workflow_attempt",
     "get_attempt",
     "get_attempts",
@@ -285,6 +288,7 @@ __all__ = [
     "live_attempts_of_sessions",
     "lock_submission",
     "lock_tasks",
+    "oldest_active_attempt",
     "open_workflow_task",
     "own_live_attempt",
     "project_graph",

@@ -150,6 +150,24 @@ class WorkEvent(StrEnum):
     WORKTREE_RELEASED = "worktree.released"
 
 
+
+class WorkInvariant(StrEnum):
+    """What `hub maintenance check` verifies of the work module's rows
+    (`work._invariants`; docs/ops/maintenance.md, "What a finding means")."""
+
+    # At most one ACTIVE attempt per task (the partial unique index's rule).
+    ONE_CURRENT_ATTEMPT = "work.one_current_attempt"
+    # A task is IN_PROGRESS iff it names a current attempt, and that attempt is an ACTIVE
+    # attempt of the task.
+    CURRENT_ATTEMPT = "work.current_attempt"
+    # Every ACTIVE attempt is its task's current attempt.
+    ACTIVE_ATTEMPT_IS_CURRENT = "work.active_attempt_is_current"
+    # No attempt carries a generation its task has not reached (each claim advances it).
+    GENERATION = "work.generation"
+    # `blocked_count` = incomplete prerequisites + (for a parent) incomplete required
+    # children.
+    BLOCKED_COUNT = "work.blocked_count"
+
 # States from which a fresh claim may start (with no incomplete prerequisites).
 CLAIMABLE_STATES = (TaskState.OPEN, TaskState.REVISION_NEEDED)
 # States of finished work: a task in one is no duplicate anyone could still do twice.
