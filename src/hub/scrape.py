@@ -93,6 +93,7 @@ async def scrape(runtime: Runtime) -> bytes:
     try:
         state = await runtime.aread(read_operating_state)
         ready = await asyncio.to_thread(_migrations_current, runtime.database)
+        ready = ready and runtime.database.writable()  # a read-only SQLite file: not ready
     except Exception as exc:  # a failing database must not fail the scrape
         METRICS_SCRAPE_ERRORS.inc()
         # The kind of failure only: a driver's message may quote the URL.

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from hub.artifacts import service as artifacts
 from hub.idempotency import service as idempotency
-from hub.maintenance.check import breaches_by_invariant, check
+from hub.maintenance.check import INVARIANTS, breaches_by_invariant, check
 from hub.metrics import INVARIANT_BREACHES
 from hub.runtime import Runtime
 from hub.storage import upkeep
@@ -93,6 +93,10 @@ async def periodic_maintenance(runtime: Runtime) -> AsyncIterator[None]:
             await asyncio.sleep(seconds)
             await step(runtime)
 
+    # Every invariant has its series from the start (0 until a check finds a breach), so
+    # an alert on it is never on a series that does not exist yet.
+    for invariant in INVARIANTS:
+        INVARIANT_BREACHES.labels(str(invariant))
     settings = runtime.settings
     tasks = [
         asyncio.create_task(every(settings.prune_interval_seconds, maintain), name="hub-upkeep"),
