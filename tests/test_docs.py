@@ -23,8 +23,9 @@ OUTSIDE = [
     "coordination " + "contract",
 ]
 # `docs/design.md, "Scale"`, `docs/design.md ("Scale")`, and a second section after
-# `and`; wrapped over comment or docstring lines.
-CITATION = re.compile(r'docs/([\w-]+\.md),? \(?"([^"]+)"(?: and "([^"]+)")?')
+# `and`; wrapped over comment or docstring lines; a page in a folder of docs/ too
+# (`docs/ops/deploying.md, "Graceful shutdown"`).
+CITATION = re.compile(r'docs/((?:[\w-]+/)?[\w-]+\.md),? \(?"([^"]+)"(?: and "([^"]+)")?')
 # Inside docs/: `[workflow.md](workflow.md), "Leases and attempts"`.
 LINKED_CITATION = re.compile(r'\]\(([\w-]+\.md)\), "([^"]+)"')
 

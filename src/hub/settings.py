@@ -90,6 +90,13 @@ class Settings(BaseSettings):
     # that its credential still holds; a revoked one ends the stream within this time.
     credential_recheck_seconds: float = Field(default=5.0, gt=0, le=300)
 
+    # Stopping (docs/ops/deploying.md, "Graceful shutdown"): after SIGTERM the server
+    # answers /readyz with 503 for `shutdown_delay_seconds` while still serving (time for
+    # a balancer to notice), then stops accepting, ends its streams and gives the
+    # requests in flight up to `shutdown_grace_seconds` to finish.
+    shutdown_grace_seconds: int = Field(default=30, ge=1, le=600)
+    shutdown_delay_seconds: float = Field(default=0.0, ge=0, le=300)
+
     # Artifacts (docs/design.md, "Artifacts"): quotas checked before an upload is read and
     # enforced while it streams; retention by class; how long an upload may stay staged
     # before its reservation stops counting (and its staging file counts as an orphan).

@@ -67,10 +67,15 @@ def fail(error: HubError) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _require_current_schema(rt: Runtime) -> None:
+def _require_current_schema(rt: Runtime, *, ahead_serves: bool = False) -> None:
     from hub.storage import migrations
 
-    if not migrations.is_at_head(rt.database):
+    state = migrations.schema_state(rt.database)
+    # A schema ahead of this version is a rolling deploy's (docs/ops/deploying.md,
+    # "Migrations during a rolling restart"): this version still serves on it.
+    if state is migrations.SchemaState.AHEAD and ahead_serves:
+        return
+    if state is not migrations.SchemaState.CURRENT:
         errors.print("the database schema is not current: run `hub db upgrade` first")
         raise typer.Exit(2)
 
@@ -84,12 +89,15 @@ def serve(
     """Run the HTTP server (GraphQL, dashboard, health and metrics)."""
     import uvicorn
 
+    from hub.draining import exit_zero_on_sigterm
+
     rt = runtime()
     if rt.database.is_sqlite and workers != 1:
         errors.print("SQLite runs as one server process; use PostgreSQL for --workers > 1")
         raise typer.Exit(2)
-    _require_current_schema(rt)
+    _require_current_schema(rt, ahead_serves=True)
     rt.close()
+    exit_zero_on_sigterm()
     uvicorn.run(
         "hub.app:create_app_from_environment",
         factory=True,
@@ -98,6 +106,9 @@ def serve(
         workers=workers,
         log_level="info",
         proxy_headers=True,
+        # The requests in flight when SIGTERM stops the server get this long to finish
+        # (docs/ops/deploying.md, "Graceful shutdown").
+        timeout_graceful_shutdown=rt.settings.shutdown_grace_seconds,
     )
 
 
