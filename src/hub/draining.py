@@ -159,22 +159,31 @@ def drain_on_signals(drain: Drain, *, delay_seconds: float) -> Iterator[None]:
     loop = asyncio.get_running_loop()
     previous: dict[int, _Handler] = {sig: signal.getsignal(sig) for sig in _SIGNALS}
 
+    delayed: list[asyncio.TimerHandle] = []
+
     def stop(sig: int) -> None:
-        if drain.stopped:
-            return
-        log.info("stopping: no new connections; streams told the server is restarting")
-        drain.stop()
+        for timer in delayed:
+            timer.cancel()
+        if not drain.stopped:
+            log.info("stopping: no new connections; streams told the server is restarting")
+            drain.stop()
+        # Every signal reaches uvicorn: a second Ctrl-C still forces its exit.
         forward = previous[sig]
         if callable(forward):
             forward(sig, None)
 
+    def begin(sig: int) -> None:
+        log.info("draining: /readyz answers 503 for %s s, then the server stops", delay_seconds)
+        delayed.append(loop.call_later(delay_seconds, stop, sig))
+
     def heard(sig: int, _frame: FrameType | None) -> None:
+        # A signal handler interrupts whatever runs: it only flips the flag and hands
+        # the rest to the event loop.
         if drain.draining or delay_seconds <= 0:
             loop.call_soon_threadsafe(stop, sig)
             return
         drain.begin()
-        log.info("draining: /readyz answers 503 for %s s, then the server stops", delay_seconds)
-        loop.call_soon_threadsafe(loop.call_later, delay_seconds, stop, sig)
+        loop.call_soon_threadsafe(begin, sig)
 
     for sig in _SIGNALS:
         signal.signal(sig, heard)
