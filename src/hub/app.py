@@ -10,8 +10,10 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from anyio import to_thread
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -22,6 +24,7 @@ from hub.api.exports import export_route
 from hub.api.http import HubGraphQL
 from hub.api.imports.route import import_route
 from hub.api.mcp_http.route import McpEndpoint, mcp_route
+from hub.draining import CloseSocketsOnStop, drain_on_signals
 from hub.errors import Unavailable, http_problem
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
@@ -60,6 +63,10 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
         return JSONResponse({"status": "ok"})
 
     async def readyz(_request: Request) -> Response:
+        if runtime.drain.draining:
+            # SIGTERM has arrived: a balancer should send elsewhere (hub.draining).
+            return JSONResponse({"status": "draining"}, status_code=503,
+                                headers={"Retry-After": "1"})
         try:
             state = await runtime_check(runtime)
         except Exception as exc:  # the database is unreachable: not ready, and say why
@@ -67,7 +74,11 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
             return JSONResponse(
                 {"status": "unavailable", "database": "unreachable"}, status_code=503
             )
-        ready = state["migrations"] == "current" and state["database"] == "reachable"
+        # A schema ahead of this code is a rolling deploy's: the new version upgraded it.
+        ready = (
+            state["migrations"] != migrations.SchemaState.BEHIND
+            and state["database"] == "reachable"
+        )
         status = 200 if ready else 503
         return JSONResponse({"status": "ok" if status == 200 else "unavailable", **state},
                             status_code=status)
@@ -80,6 +91,14 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
+            if server_process:
+                # Last out: the runtime closes once nothing serves or runs any more (the
+                # group writer drained, the transactions in flight finished).
+                stack.push_async_callback(to_thread.run_sync, runtime.close)
+                stack.enter_context(
+                    drain_on_signals(runtime.drain,
+                                     delay_seconds=runtime.settings.shutdown_delay_seconds)
+                )
             await stack.enter_async_context(periodic_maintenance(runtime))
             await stack.enter_async_context(mcp.run())
             for background in runtime.background_tasks():
@@ -116,6 +135,7 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
             *web_mounts(runtime),
         ],
         lifespan=lifespan,
+        middleware=[Middleware(CloseSocketsOnStop, drain=runtime.drain)],
     )
     app.state.runtime = runtime
     # Outermost: the request id, access line and span cover every route and websocket.
@@ -123,14 +143,12 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
 
 
 async def runtime_check(runtime: Runtime) -> dict[str, str]:
-    from anyio import to_thread
-
     def check() -> dict[str, str]:
         runtime.database.ping()
-        current = migrations.is_at_head(runtime.database)
+        state = migrations.schema_state(runtime.database)
         return {
             "database": "reachable" if runtime.database.writable() else "read-only",
-            "migrations": "current" if current else "behind",
+            "migrations": state.value,
         }
 
     return await to_thread.run_sync(check)

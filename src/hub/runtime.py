@@ -25,6 +25,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from hub.artifacts.service import Store, store_for
 from hub.clock import Clock, SystemClock
+from hub.draining import Drain
 from hub.errors import Conflict, HubError, Unavailable
 from hub.events.feed import EventSignal
 from hub.events.listener import listen_for_events
@@ -101,6 +102,8 @@ class Runtime:
             max_workers=_STREAM_THREADS, thread_name_prefix="hub-stream"
         )
         self.event_signal = EventSignal()
+        # The server process's stop (`hub.draining`): streams end when it stops.
+        self.drain = Drain()
         # PostgreSQL: other server processes hear this one's commits through NOTIFY, sent
         # after commit (`hub.events.notifier`).
         self._notifier = Notifier(self.database.engine) if self.database.is_postgresql else None

@@ -23,7 +23,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
-from functools import lru_cache
 from typing import TypeVar
 
 from prometheus_client import REGISTRY, generate_latest
@@ -92,8 +91,7 @@ async def scrape(runtime: Runtime) -> bytes:
     ready = False
     try:
         state = await runtime.aread(read_operating_state)
-        ready = await asyncio.to_thread(_migrations_current, runtime.database)
-        ready = ready and runtime.database.writable()  # a read-only SQLite file: not ready
+        ready = await asyncio.to_thread(_ready, runtime)
     except Exception as exc:  # a failing database must not fail the scrape
         METRICS_SCRAPE_ERRORS.inc()
         # The kind of failure only: a driver's message may quote the URL.
@@ -104,14 +102,14 @@ async def scrape(runtime: Runtime) -> bytes:
     return generate_latest(REGISTRY) + generate_latest(collector)
 
 
-def _migrations_current(database: Database) -> bool:
-    return migrations.current_revision(database) == _head_revision(database)
-
-
-@lru_cache(maxsize=8)
-def _head_revision(database: Database) -> str | None:
-    # The scripts do not change under a running process: read them once.
-    return migrations.head_revision(database)
+def _ready(runtime: Runtime) -> bool:
+    """What /readyz answers, without its round trip: not draining, the SQLite file
+    writable, the schema not behind this code (`hub.app.readyz`)."""
+    return (
+        not runtime.drain.draining
+        and runtime.database.writable()
+        and migrations.schema_state(runtime.database) != migrations.SchemaState.BEHIND
+    )
 
 
 class ScrapeCollector:

@@ -99,6 +99,13 @@ class Settings(BaseSettings):
     # many projects there are (docs/ops/monitoring.md, "Labels").
     metrics_project_series: int = Field(default=50, ge=0, le=10_000)
 
+    # Stopping (docs/ops/deploying.md, "Graceful shutdown"): after SIGTERM the server
+    # answers /readyz with 503 for `shutdown_delay_seconds` while still serving (time for
+    # a balancer to notice), then stops accepting, ends its streams and gives the
+    # requests in flight up to `shutdown_grace_seconds` to finish.
+    shutdown_grace_seconds: int = Field(default=30, ge=1, le=600)
+    shutdown_delay_seconds: float = Field(default=0.0, ge=0, le=300)
+
     # Artifacts (docs/design.md, "Artifacts"): quotas checked before an upload is read and
     # enforced while it streams; retention by class; how long an upload may stay staged
     # before its reservation stops counting (and its staging file counts as an orphan).

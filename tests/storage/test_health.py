@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+import sqlalchemy as sa
 from alembic import command
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -67,6 +68,25 @@ def test_readyz_is_unavailable_while_migrations_are_behind(server: str, database
         "migrations": "behind",
     }
     assert httpx.get(f"{server}/readyz").status_code == 200
+
+
+def test_readyz_is_ready_on_a_schema_a_newer_version_upgraded(
+    server: str, database: Database
+) -> None:
+    """A rolling deploy upgrades the schema before the old processes stop
+    (docs/ops/deploying.md, "Migrations during a rolling restart"): they stay ready."""
+    head = migrations.head_revision(database)
+    with database.engine.begin() as connection:
+        connection.execute(sa.text("UPDATE alembic_version SET version_num = 'f00dfeedbeef'"))
+    try:
+        assert migrations.schema_state(database) is migrations.SchemaState.AHEAD
+        ahead = httpx.get(f"{server}/readyz")
+    finally:
+        with database.engine.begin() as connection:
+            connection.execute(sa.text("UPDATE alembic_version SET version_num = :head"),
+                               {"head": head})
+    assert ahead.status_code == 200
+    assert ahead.json() == {"status": "ok", "database": "reachable", "migrations": "ahead"}
 
 
 @pytest.mark.server  # serves its own runtime, without the `server` fixture

@@ -74,10 +74,12 @@ def hub_servers(
     *,
     poll_seconds: float,
     workers: int = 1,
+    settings: dict[str, str] | None = None,
 ) -> Iterator[list[ServerProcess]]:
     """`count` processes of `hub serve --workers {workers}`, started together and all
     ready before the block runs. `poll_seconds` is the followers' backstop poll: far
-    beyond a test's deadlines, only LISTEN/NOTIFY can deliver across processes."""
+    beyond a test's deadlines, only LISTEN/NOTIFY can deliver across processes.
+    `settings` adds `HUB_*` environment variables."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [SOURCE, os.environ.get("PYTHONPATH")])),
@@ -89,6 +91,7 @@ def hub_servers(
         # The checks the in-process test server runs with (tests/conftest.py).
         "HUB_STRICT_CLOCK": "true",
         "HUB_STRICT_PROBLEMS": "true",
+        **(settings or {}),
     }
     workdir.mkdir(parents=True, exist_ok=True)
     command = [HUB, "serve", "--host", "127.0.0.1", "--workers", str(workers)]

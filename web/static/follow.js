@@ -36,6 +36,11 @@
       source.close();
       say(message.data);
     });
+    // The server is stopping (a restart, a deploy): the browser reconnects by itself
+    // after the event's `retry:` delay and resumes after the last event it saw.
+    source.addEventListener("server-restarting", function (message) {
+      say(message.data);
+    });
     Object.keys(handlers).forEach(function (name) {
       source.addEventListener(name, handlers[name]);
     });

@@ -71,10 +71,15 @@ def fail(error: HubError) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _require_current_schema(rt: Runtime) -> None:
+def _require_current_schema(rt: Runtime, *, ahead_serves: bool = False) -> None:
     from hub.storage import migrations
 
-    if not migrations.is_at_head(rt.database):
+    state = migrations.schema_state(rt.database)
+    # A schema ahead of this version is a rolling deploy's (docs/ops/deploying.md,
+    # "Migrations during a rolling restart"): this version still serves on it.
+    if state is migrations.SchemaState.AHEAD and ahead_serves:
+        return
+    if state is not migrations.SchemaState.CURRENT:
         errors.print("the database schema is not current: run `hub db upgrade` first")
         raise typer.Exit(2)
 
@@ -88,18 +93,20 @@ def serve(
     """Run the HTTP server (GraphQL, dashboard, health and metrics)."""
     import uvicorn
 
+    from hub.draining import exit_zero_on_sigterm
     from hub.observability.logs import configure_logging
 
     rt = runtime()
     if rt.database.is_sqlite and workers != 1:
         errors.print("SQLite runs as one server process; use PostgreSQL for --workers > 1")
         raise typer.Exit(2)
-    _require_current_schema(rt)
+    _require_current_schema(rt, ahead_serves=True)
     rt.close()
     # hub's own log lines for uvicorn's too (JSON or text), and hub's access line per
     # request in place of uvicorn's (docs/ops/logs-and-traces.md); each worker process
     # configures itself again when it builds the app.
     configure_logging(rt.settings)
+    exit_zero_on_sigterm()
     uvicorn.run(
         "hub.app:create_app_from_environment",
         factory=True,
@@ -110,6 +117,9 @@ def serve(
         log_level=rt.settings.log_level.lower(),
         access_log=False,
         proxy_headers=True,
+        # The requests in flight when SIGTERM stops the server get this long to finish
+        # (docs/ops/deploying.md, "Graceful shutdown").
+        timeout_graceful_shutdown=rt.settings.shutdown_grace_seconds,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 
 from alembic import command
@@ -54,6 +55,26 @@ def current_revision(database: Database) -> str | None:
 
 def is_at_head(database: Database) -> bool:
     return current_revision(database) == head_revision(database)
+
+
+class SchemaState(StrEnum):
+    """The database's schema as this hub's code sees it."""
+
+    CURRENT = "current"  # at this code's head
+    BEHIND = "behind"  # never migrated, or short of this code's head: `hub db upgrade`
+    # At a revision this code does not know: a newer hub's `hub db upgrade` ran first, as
+    # a rolling deploy does (docs/ops/deploying.md, "Migrations during a rolling
+    # restart"). Its migrations only add what older code ignores, so this code serves.
+    AHEAD = "ahead"
+
+
+def schema_state(database: Database) -> SchemaState:
+    current = current_revision(database)
+    if current == head_revision(database):
+        return SchemaState.CURRENT
+    if current is None or is_known_revision(database, current):
+        return SchemaState.BEHIND
+    return SchemaState.AHEAD
 
 
 def check_no_drift(database: Database) -> None:

@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from hub.draining import until_stopped
 from hub.events.feed import follow
 from hub.events.service import EventRecord
 from hub.identity import service as identity
@@ -32,6 +33,12 @@ from hub.web.signin import require_viewer, while_signed_in
 from hub.web.templates import render_fragment
 
 SSE_EVENT = "project-event"
+# The last event of a stream whose server is stopping (docs/ops/deploying.md, "Graceful
+# shutdown"), and how soon the browser should come back: soon, since a balancer sends
+# it to a process that is still serving.
+RESTARTING_EVENT = "server-restarting"
+_RECONNECT_MILLISECONDS = 1000
+_FAREWELL_SECONDS = 2.0
 # Comments on an idle stream keep proxies from closing it and reveal dead clients.
 _PING_SECONDS = 15
 
@@ -78,7 +85,30 @@ async def project_stream(runtime: Runtime, request: Request, push: Push) -> Resp
             async for event in pushed:
                 yield event
 
-    return EventSourceResponse(while_signed_in(runtime, viewer, stream()), ping=_PING_SECONDS)
+    return EventSourceResponse(
+        until_restart(runtime, while_signed_in(runtime, viewer, stream())),
+        ping=_PING_SECONDS,
+        # sse-starlette ends streams on uvicorn's exit by itself: time for the last event.
+        shutdown_grace_period=_FAREWELL_SECONDS,
+    )
+
+
+async def until_restart(
+    runtime: Runtime, events: AsyncIterator[ServerSentEvent]
+) -> AsyncIterator[ServerSentEvent]:
+    """A live stream that ends, when the server stops (`hub.draining`), with a last
+    `server-restarting` event: the browser reconnects after the `retry:` delay (to this
+    address, so to whichever process the balancer picks) and resumes after the
+    `Last-Event-ID` it last saw."""
+    async with aclosing(until_stopped(runtime.drain, events)) as live:
+        async for event in live:
+            yield event
+    if runtime.drain.stopped:
+        yield ServerSentEvent(
+            data="The server is restarting; this page reconnects by itself.",
+            event=RESTARTING_EVENT,
+            retry=_RECONNECT_MILLISECONDS,
+        )
 
 
 def live_routes(runtime: Runtime) -> list[BaseRoute]:
