@@ -12,6 +12,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -22,6 +23,7 @@ from hub.api.exports import export_route
 from hub.api.http import HubGraphQL
 from hub.api.imports.route import import_route
 from hub.api.mcp_http.route import McpEndpoint, mcp_route
+from hub.api.rate_limits import RateLimits
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.runtime import Runtime
@@ -93,6 +95,9 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
             *web_mounts(runtime),
         ],
         lifespan=lifespan,
+        # Inside the metrics, so a request answered 429 is counted (as "unmatched": it
+        # never reaches the router).
+        middleware=[Middleware(RateLimits, runtime=runtime)],
     )
     app.state.runtime = runtime
     return RequestMetrics(app)  # type: ignore[return-value]

@@ -16,7 +16,9 @@
     └── AmbiguousProject         (projects) an alias matches several projects
 
 `Unauthenticated` stands apart: it is not a problem a mutation returns but a
-transport-level failure (GraphQL error with `extensions.code = "UNAUTHENTICATED"`).
+transport-level failure (GraphQL error with `extensions.code = "UNAUTHENTICATED"`); so
+is a request over its credential's rate (`RATE_LIMITED`, answered with HTTP 429 before
+the request is read: `hub.api.rate_limits`).
 Each module adds its specific subclasses in its own `errors.py`; the API maps
 them to GraphQL problem types by base class, in `hub.api.problems`.
 
@@ -53,6 +55,9 @@ class ProblemCode(StrEnum):
     NO_ELIGIBLE_TASK = "NO_ELIGIBLE_TASK"
     DUPLICATE_OF_UNFINISHED = "DUPLICATE_OF_UNFINISHED"
     UNAUTHENTICATED = "UNAUTHENTICATED"  # a transport-level failure, not a problem type
+    # Transport-level too: the credential made more requests than its rate allows
+    # (HTTP 429 with Retry-After; `hub.api.rate_limits`).
+    RATE_LIMITED = "RATE_LIMITED"
 
 
 class HubError(Exception):
@@ -155,6 +160,7 @@ HTTP_STATUS: Final[Mapping[ProblemCode, int]] = {
     ProblemCode.PERMISSION_DENIED: 403,
     ProblemCode.NOT_FOUND: 404,
     ProblemCode.QUOTA_EXCEEDED: 413,
+    ProblemCode.RATE_LIMITED: 429,
     ProblemCode.HUB_ERROR: 500,
 }
 # Any other problem: the request conflicts with the state of what it names.

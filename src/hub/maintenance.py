@@ -1,6 +1,7 @@
 """Upkeep the server does by itself, every `HUB_PRUNE_INTERVAL_SECONDS`, and `hub
-maintenance prune` on demand: pruning idempotency receipts into tombstones, and
-expiring artifacts whose retention has run out (their bytes removed).
+maintenance prune` on demand: pruning idempotency receipts into tombstones,
+expiring artifacts whose retention has run out (their bytes removed), and forgetting
+lapsed sign-in attempt counts.
 
 Correctness never depends on the receipts' pruning (expiry is judged at read and write
 time); it only bounds how much the receipts table holds. An artifact past its retention
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from hub.artifacts import service as artifacts
 from hub.idempotency import service as idempotency
+from hub.identity import service as identity
 from hub.runtime import Runtime
 
 log = logging.getLogger("hub.maintenance")
@@ -28,6 +30,7 @@ class Upkeep:
 
     receipts: idempotency.PruneReport
     artifacts: artifacts.RetentionSweep
+    login_throttles: int = 0  # lapsed sign-in attempt counts deleted
 
 
 def prune(runtime: Runtime) -> Upkeep:
@@ -35,6 +38,7 @@ def prune(runtime: Runtime) -> Upkeep:
     return Upkeep(
         receipts=runtime.write(idempotency.prune_receipts),
         artifacts=artifacts.sweep_retention(runtime),
+        login_throttles=runtime.write(identity.prune_login_throttles),
     )
 
 
@@ -55,6 +59,10 @@ async def maintain(runtime: Runtime) -> None:
                      len(swept.expired), len(swept.failed))
     except Exception:
         log.exception("expiring artifacts failed")
+    try:
+        await runtime.awrite(identity.prune_login_throttles)
+    except Exception:
+        log.exception("forgetting lapsed sign-in attempt counts failed")
 
 
 @contextlib.asynccontextmanager
