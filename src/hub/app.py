@@ -26,6 +26,7 @@ from hub.api.imports.route import import_route
 from hub.api.mcp_http.route import McpEndpoint, mcp_route
 from hub.draining import CloseSocketsOnStop, drain_on_signals
 from hub.errors import Unavailable, http_problem
+from hub.api.rate_limits import RateLimits
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.observability.access import ObservedRequests
@@ -135,7 +136,12 @@ def create_app(runtime: Runtime, *, server_process: bool = False) -> Starlette:
             *web_mounts(runtime),
         ],
         lifespan=lifespan,
-        middleware=[Middleware(CloseSocketsOnStop, drain=runtime.drain)],
+        # The rate limit inside the metrics, so a request answered 429 is counted (as
+        # "unmatched": it never reaches the router).
+        middleware=[
+            Middleware(CloseSocketsOnStop, drain=runtime.drain),
+            Middleware(RateLimits, runtime=runtime),
+        ],
     )
     app.state.runtime = runtime
     # Outermost: the request id, access line and span cover every route and websocket.

@@ -18,6 +18,8 @@
 `Unauthenticated` and `Unavailable` stand apart: they are not problems a mutation
 returns but transport-level failures (a GraphQL error with `extensions.code` =
 "UNAUTHENTICATED" or "UNAVAILABLE"; the latter also answers HTTP 503 with Retry-After).
+So is a request over its credential's rate (`RATE_LIMITED`, answered with HTTP 429
+before the request is read: `hub.api.rate_limits`).
 Each module adds its specific subclasses in its own `errors.py`; the API maps
 them to GraphQL problem types by base class, in `hub.api.problems`.
 
@@ -55,6 +57,9 @@ class ProblemCode(StrEnum):
     DUPLICATE_OF_UNFINISHED = "DUPLICATE_OF_UNFINISHED"
     UNAUTHENTICATED = "UNAUTHENTICATED"  # a transport-level failure, not a problem type
     UNAVAILABLE = "UNAVAILABLE"  # likewise: the database cannot serve now; retry later
+    # Transport-level too: the credential made more requests than its rate allows
+    # (HTTP 429 with Retry-After; `hub.api.rate_limits`).
+    RATE_LIMITED = "RATE_LIMITED"
 
 
 class HubError(Exception):
@@ -172,6 +177,7 @@ HTTP_STATUS: Final[Mapping[ProblemCode, int]] = {
     ProblemCode.PERMISSION_DENIED: 403,
     ProblemCode.NOT_FOUND: 404,
     ProblemCode.QUOTA_EXCEEDED: 413,
+    ProblemCode.RATE_LIMITED: 429,
     ProblemCode.HUB_ERROR: 500,
 }
 # Any other problem: the request conflicts with the state of what it names.

@@ -141,6 +141,26 @@ class Settings(BaseSettings):
         default_factory=lambda: os.environ.get("OTEL_SERVICE_NAME") or "hub", min_length=1
     )
 
+    # Password sign-ins to the dashboard (docs/ops/limits.md, "Sign-in throttling"): every
+    # attempt counts against the name typed and the client's address within the window;
+    # one that reaches the limit locks that name (or address) out for `login_lockout_seconds`,
+    # until it passes or an operator clears it. A successful sign-in takes its own attempt
+    # back and clears the name's count.
+    login_max_failures_per_account: int = Field(default=5, ge=1, le=1000)
+    login_max_failures_per_address: int = Field(default=20, ge=1, le=100_000)
+    login_failure_window_seconds: int = Field(default=900, ge=10, le=7 * 86400)
+    login_lockout_seconds: int = Field(default=900, ge=10, le=7 * 86400)
+
+    # Requests per second each bearer token (keyed by its id, never its secret) may make to
+    # the API routes, refilled continuously, with bursts up to `rate_limit_burst`; 0 turns
+    # it off (the default: the embedded server has one team on it; compose.yaml turns it
+    # on). Counted in each server process's memory (`hub.api.rate_limits`): with several
+    # processes the limit is per process.
+    rate_limit_per_token: float = Field(default=0.0, ge=0, le=100_000)
+    rate_limit_burst: int = Field(default=60, ge=1, le=1_000_000)
+    # Operations one WebSocket connection may run at once (subscriptions, chiefly).
+    max_subscriptions_per_connection: int = Field(default=100, ge=1, le=10_000)
+
     # For tests: a write operation that reads coordinator time before its first lock
     # fails (`hub.storage.unit_of_work.ClockReadBeforeLock`) instead of going unnoticed.
     strict_clock: bool = False

@@ -262,6 +262,8 @@ def test_compose_runs_a_migration_then_two_hub_processes_on_postgresql(
         assert environment["HUB_DATABASE_URL"].startswith("postgresql://")
         # One signing key for both, so a sign-in on one process holds on the other.
         assert environment["HUB_SECRET_KEY"].startswith("${HUB_SECRET_KEY:?")
+        # A team's set-up limits each token's request rate (docs/ops/limits.md).
+        assert environment["HUB_RATE_LIMIT_PER_TOKEN"].startswith("${HUB_RATE_LIMIT_PER_TOKEN:-")
         assert "network_mode" not in server
     assert services["hub-1"]["environment"] == services["hub-2"]["environment"]
     assert services["hub-1"]["ports"] != services["hub-2"]["ports"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
+from graphql import GraphQLError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
@@ -28,6 +29,10 @@ from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError, MissingQueryError
 from strawberry.http import GraphQLRequestData
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+)
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import SubscribeMessage
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 from strawberry.types.unset import UnsetType
@@ -35,7 +40,7 @@ from strawberry.types.unset import UnsetType
 from hub.api.context import HubContext
 from hub.api.extensions import is_unavailable
 from hub.api.schema import build_schema
-from hub.errors import Unauthenticated, Unavailable
+from hub.errors import ProblemCode, Unauthenticated, Unavailable
 from hub.identity import service as identity
 from hub.runtime import Runtime
 
@@ -49,7 +54,34 @@ SUBSCRIPTIONS_OVER_WEBSOCKET = (
 )
 
 
+class OperationsPerConnection(BaseGraphQLTransportWSHandler[HubContext, None]):
+    """graphql-transport-ws, with the refusal of an operation past
+    `max_subscriptions_per_connection` saying what the limit is and what to do, under
+    a code (docs/ops/limits.md); the connection and its other operations go on."""
+
+    async def handle_subscribe(self, message: SubscribeMessage) -> None:
+        limit = self.max_subscriptions_per_connection
+        if (
+            self.connection_acknowledged
+            and message["id"] not in self.operations
+            and limit is not None
+            and len(self.operations) >= limit
+        ):
+            error = GraphQLError(
+                f"a connection runs at most {limit} operations at once: complete one "
+                "first, or open another connection",
+                extensions={"code": str(ProblemCode.QUOTA_EXCEEDED)},
+            )
+            await self.send_message(
+                {"id": message["id"], "type": "error", "payload": [error.formatted]}
+            )
+            return
+        await super().handle_subscribe(message)
+
+
 class HubGraphQL(GraphQL[HubContext, None]):
+    graphql_transport_ws_handler_class = OperationsPerConnection
+
     def __init__(self, runtime: Runtime) -> None:
         settings = runtime.settings
         super().__init__(
@@ -58,6 +90,7 @@ class HubGraphQL(GraphQL[HubContext, None]):
             allow_queries_via_get=False,
             keep_alive=True,
             keep_alive_interval=15,
+            max_subscriptions_per_connection=settings.max_subscriptions_per_connection,
         )
         self.runtime = runtime
 

@@ -36,9 +36,11 @@ app = typer.Typer(help="hub: coordination for teams of AI coding agents.", no_ar
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 principal_app = typer.Typer(help="People, agents and services.", no_args_is_help=True)
 token_app = typer.Typer(help="Personal API tokens.", no_args_is_help=True)
+login_app = typer.Typer(help="Dashboard sign-in lockouts.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(principal_app, name="principal")
 app.add_typer(token_app, name="token")
+app.add_typer(login_app, name="login")
 app.add_typer(agent_app, name="agent")
 app.add_typer(project_app, name="project")
 app.add_typer(task_app, name="task")
@@ -285,6 +287,44 @@ def token_list(principal: str) -> None:
     for view in views:
         state = f"revoked {view.revoked_at:%Y-%m-%d %H:%M}" if view.revoked_at else "active"
         console.print(f"{view.id}  {view.kind:<8} {state:<24} {view.label}")
+
+
+@login_app.command("list")
+def login_list() -> None:
+    """The names and addresses locked out of the dashboard's sign-in now."""
+    from hub.identity import service as identity
+
+    rt = runtime()
+    for view in rt.read(identity.login_lockouts):
+        console.print(
+            f"{view.throttled_by:<8} {escape(view.key)}  {view.attempts} attempts, "
+            f"locked until {view.locked_until:%Y-%m-%d %H:%M:%S}",
+            soft_wrap=True,
+        )
+
+
+@login_app.command("clear")
+def login_clear(
+    account: Annotated[str, typer.Option(help="The name sign-ins were tried with.")] = "",
+    address: Annotated[str, typer.Option(help="The client address they came from.")] = "",
+) -> None:
+    """End a sign-in lockout now: forget the attempts counted against a name, an address
+    or both."""
+    from hub.identity import service as identity
+    from hub.identity.views import SYSTEM
+
+    rt = runtime()
+    try:
+        done = rt.write(lambda uow: identity.clear_login_lockout(
+            uow, SYSTEM, account=account, address=address
+        ))
+    except HubError as exc:
+        raise fail(exc) from None
+    if not done.cleared:
+        console.print("nothing was counted against that", soft_wrap=True)
+    for view in done.cleared:
+        console.print(f"cleared {view.throttled_by} {escape(view.key)} ({view.attempts} attempts)",
+                      soft_wrap=True)
 
 
 @maintenance_app.command("prune")

@@ -42,6 +42,9 @@ UNION_PROBLEMS: Final[Mapping[str, tuple[str, ...]]] = {
     "clearHold": (
         "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "ValidationFailed",
     ),
+    "clearLoginLockout": (
+        "PermissionDenied", "Conflict", "ValidationFailed",
+    ),
     "closeTask": (
         "NotFound", "PermissionDenied", "Conflict", "InvalidTransition", "ValidationFailed",
     ),

@@ -114,6 +114,11 @@ OPERATIONS: Final[Mapping[str, Rule]] = {
         "lost session token is also cut off by revoking the personal token that opened it "
         "or by an operator disabling the principal",
     ),
+    "clearLoginLockout": _mutation(
+        _OPERATOR,
+        "ends a dashboard sign-in lockout on a name or an address now (also `hub login "
+        "clear`)",
+    ),
     # --- projects -------------------------------------------------------------------
     "createProject": _mutation(_EDITING),
     "addRepository": _mutation(_EDITING),

@@ -23,3 +23,13 @@ class NotAPerson(PermissionDenied):
         super().__init__(
             "only people sign in to the dashboard, with a password or their own personal token"
         )
+
+
+class SignInThrottled(Exception):
+    """Too many sign-in attempts for this name or from this address: refused, whatever
+    the password, until `retry_after_seconds` have passed or an operator clears it. Not
+    a problem a mutation returns: the sign-in form answers it (429)."""
+
+    def __init__(self, retry_after_seconds: int) -> None:
+        super().__init__(f"too many sign-in attempts; try again in {retry_after_seconds} s")
+        self.retry_after_seconds = retry_after_seconds

@@ -3,7 +3,8 @@
 The operations live in the package's private modules and are re-exported here:
 principals in `_principals`, tokens in `_api_tokens` (their format in `_tokens`), agent
 sessions in `_agent_sessions` (the lists people read in `_listing`), dashboard sign-ins
-in `_web_sessions` and who may call what in `_permissions`. This module keeps what spans
+in `_web_sessions` (the attempts counted against password guessing in
+`_login_throttles`) and who may call what in `_permissions`. This module keeps what spans
 them: disabling a principal, authentication, the viewer and the export.
 
 Secrets leave this module exactly once, in the return value of the operation that
@@ -13,6 +14,7 @@ stored, logged or returned again.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Iterator
 from functools import cache
 
@@ -40,6 +42,11 @@ from hub.identity._api_tokens import list_tokens as list_tokens
 from hub.identity._api_tokens import revoke_token as revoke_token
 from hub.identity._listing import agent_sessions as agent_sessions
 from hub.identity._listing import count_live_sessions as count_live_sessions
+from hub.identity._login_throttles import admit_login as admit_login
+from hub.identity._login_throttles import clear_login_lockout as clear_login_lockout
+from hub.identity._login_throttles import login_lockouts as login_lockouts
+from hub.identity._login_throttles import login_succeeded as login_succeeded
+from hub.identity._login_throttles import prune_login_throttles as prune_login_throttles
 from hub.identity._permissions import authorize as authorize
 from hub.identity._permissions import require_reporter_scope as require_reporter_scope
 from hub.identity._principals import clean, passwords, principal_row, principal_view
@@ -48,6 +55,7 @@ from hub.identity._principals import get_principal as get_principal
 from hub.identity._principals import list_principals as list_principals
 from hub.identity._principals import principal_names as principal_names
 from hub.identity._principals import set_password as set_password
+from hub.identity._web_sessions import OpenedWebSession as OpenedWebSession
 from hub.identity._web_sessions import authenticate_web_session as authenticate_web_session
 from hub.identity._web_sessions import end_web_session as end_web_session
 from hub.identity._web_sessions import (
@@ -63,8 +71,10 @@ from hub.identity.tables import (
     WebSession,
 )
 from hub.identity.views import Actor
+from hub.identity.views import ClearedLoginLockout as ClearedLoginLockout
 from hub.identity.views import DisabledPrincipal as DisabledPrincipal
 from hub.identity.views import IssuedToken as IssuedToken
+from hub.identity.views import LoginThrottleView as LoginThrottleView
 from hub.identity.views import PrincipalView as PrincipalView
 from hub.identity.views import SessionSummary as SessionSummary
 from hub.identity.views import SessionView as SessionView
@@ -188,6 +198,18 @@ def bearer_token(authorization: str | None) -> str | None:
     """The token of an `Authorization: Bearer <token>` header value, or None."""
     scheme, _, value = (authorization or "").partition(" ")
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def rate_limit_key(bearer: str) -> str | None:
+    """What a request's allowance is counted under (`hub.api.rate_limits`), without a
+    database read: the token's public id and a short digest of the secret presented, so
+    a request that knows a token's id but not its secret spends an allowance of its own,
+    never the real token's. Never the secret itself. None: not a hub token."""
+    presented = tokens.parse(bearer)
+    if presented is None:
+        return None
+    digest = hashlib.sha256(presented.secret.encode()).hexdigest()[:16]
+    return f"{presented.token_id}:{digest}"
 
 
 def authenticate(uow: UnitOfWork, bearer: str) -> Actor:

@@ -3,11 +3,20 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Index, String, UniqueConstraint, text
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
-from hub.identity.vocabulary import PrincipalKind, TokenKind
-from hub.storage.base import Base, JSONDocument, UTCDateTime, Vocabulary
+from hub.identity.vocabulary import PrincipalKind, ThrottledBy, TokenKind
+from hub.storage.base import Base, JSONDocument, UTCDateTime, Vocabulary, one_of
 
 
 class Principal(Base):
@@ -102,3 +111,26 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class LoginThrottle(Base):
+    """Dashboard sign-in attempts counted against one name or one client address
+    (`hub.identity._login_throttles`). In the database, so that every server process
+    and a restart see the same count. A row is forgotten once `expires_at` has passed
+    (its window ended and any lockout with it)."""
+
+    __tablename__ = "login_throttles"
+    __table_args__ = (
+        CheckConstraint(one_of("throttled_by", ThrottledBy), name="throttled_by"),
+        Index("ix_login_throttles_expires_at", "expires_at"),
+    )
+
+    throttled_by: Mapped[ThrottledBy] = mapped_column(
+        Vocabulary(ThrottledBy, 16), primary_key=True
+    )
+    # The name as typed (case-folded), or the address; never a password.
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    attempts: Mapped[int] = mapped_column(Integer)
+    window_started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)

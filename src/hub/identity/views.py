@@ -13,6 +13,7 @@ from hub.errors import (
 from hub.identity.vocabulary import (
     CredentialKind,
     PrincipalKind,
+    ThrottledBy,
 )
 
 
@@ -143,3 +144,21 @@ class SessionSummary:
     @property
     def live(self) -> bool:
         return self.ended_at is None and self.cut_off is None
+
+
+@dataclass(frozen=True)
+class LoginThrottleView:
+    """Sign-in attempts counted against a name or an address (never a password)."""
+
+    throttled_by: ThrottledBy
+    key: str
+    attempts: int
+    window_started_at: datetime
+    locked_until: datetime | None  # None: not locked out now
+
+
+@dataclass(frozen=True)
+class ClearedLoginLockout:
+    account: str | None
+    address: str | None
+    cleared: list[LoginThrottleView]  # what was counted before it was cleared

@@ -30,6 +30,13 @@ class TokenKind(StrEnum):
     REPORTER = "reporter"
 
 
+class ThrottledBy(StrEnum):
+    """What a dashboard sign-in attempt is counted against (`login_throttles`)."""
+
+    ACCOUNT = "account"  # the name typed, whether or not a principal has it
+    ADDRESS = "address"  # the client's network address
+
+
 class IdentityEvent(StrEnum):
     """The events the identity module appends."""
 

@@ -1,6 +1,7 @@
 """Upkeep the server does by itself, every `HUB_PRUNE_INTERVAL_SECONDS`, and `hub
-maintenance prune` on demand: pruning idempotency receipts into tombstones, and
-expiring artifacts whose retention has run out (their bytes removed). Every
+maintenance prune` on demand: pruning idempotency receipts into tombstones,
+expiring artifacts whose retention has run out (their bytes removed), and forgetting
+lapsed sign-in attempt counts. Every
 `HUB_CHECK_INTERVAL_SECONDS` the server also checkpoints SQLite's WAL (PASSIVE: it never
 waits for a reader or a writer) and runs the cheap part of `hub maintenance check`,
 logging each breach at ERROR and counting them in the `hub_invariant_breaches` gauge. It
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 from hub.artifacts import service as artifacts
 from hub.idempotency import service as idempotency
+from hub.identity import service as identity
 from hub.maintenance.check import INVARIANTS, breaches_by_invariant, check
 from hub.metrics import INVARIANT_BREACHES
 from hub.runtime import Runtime
@@ -35,6 +37,7 @@ class Upkeep:
 
     receipts: idempotency.PruneReport
     artifacts: artifacts.RetentionSweep
+    login_throttles: int = 0  # lapsed sign-in attempt counts deleted
 
 
 def prune(runtime: Runtime) -> Upkeep:
@@ -42,6 +45,7 @@ def prune(runtime: Runtime) -> Upkeep:
     return Upkeep(
         receipts=runtime.write(idempotency.prune_receipts),
         artifacts=artifacts.sweep_retention(runtime),
+        login_throttles=runtime.write(identity.prune_login_throttles),
     )
 
 
@@ -62,6 +66,10 @@ async def maintain(runtime: Runtime) -> None:
                      len(swept.expired), len(swept.failed))
     except Exception:
         log.exception("expiring artifacts failed")
+    try:
+        await runtime.awrite(identity.prune_login_throttles)
+    except Exception:
+        log.exception("forgetting lapsed sign-in attempt counts failed")
 
 
 async def check_in_server(runtime: Runtime) -> None:

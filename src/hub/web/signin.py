@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute, Route
 from hub.errors import Unauthenticated
 from hub.events.recheck import rechecked
 from hub.identity import service as identity
-from hub.identity.errors import NotAPerson
+from hub.identity.errors import NotAPerson, SignInThrottled
 from hub.identity.views import Actor
 from hub.runtime import Runtime
 from hub.settings import Settings
@@ -40,6 +40,11 @@ SESSION_KEY = "sign_in"
 SIGNED_OUT_EVENT = "signed-out"
 _REFUSED = "Unknown name or wrong password."
 _TOKEN_REFUSED = "That token cannot sign in here: it is unknown, revoked or expired."
+# The same words whether or not the name exists: a lockout tells a guesser nothing.
+_THROTTLED = (
+    "Too many sign-in attempts for this name or from this address. "
+    "Try again in {minutes}, or ask an operator to clear the lockout."
+)
 _NOT_A_PERSON = (
     "Only people sign in to the dashboard with a personal token; "
     "agent and service tokens are for the API."
@@ -156,7 +161,14 @@ def signin_routes(runtime: Runtime) -> list[BaseRoute]:
         form = await request.form()
         token = _field(form, "token")
         previous = request.session.get(SESSION_KEY)
+        # Counted against the name typed (a pasted token names none) and the address,
+        # before anything is checked (`hub.identity._login_throttles`).
+        account = None if token else _field(form, "name")
+        address = request.client.host if request.client else None
         try:
+            await runtime.awrite(
+                lambda uow: identity.admit_login(uow, account=account, address=address)
+            )
             # Checked in a read (the password hash is slow on purpose); the sign-in is
             # then opened in a write that checks the principal and token again.
             if token:
@@ -166,9 +178,17 @@ def signin_routes(runtime: Runtime) -> list[BaseRoute]:
                 actor = await runtime.aread(
                     lambda uow: identity.login_with_password(uow, name=name, password=password)
                 )
-            opened = await runtime.awrite(lambda uow: identity.open_web_session(
-                uow, actor, replaces=previous if isinstance(previous, str) else None
-            ))
+
+            def open_sign_in(uow: UnitOfWork) -> identity.OpenedWebSession:
+                opened = identity.open_web_session(
+                    uow, actor, replaces=previous if isinstance(previous, str) else None
+                )
+                identity.login_succeeded(uow, account=account, address=address)
+                return opened
+
+            opened = await runtime.awrite(open_sign_in)
+        except SignInThrottled as throttled:
+            return _throttled(request, form, throttled.retry_after_seconds)
         except NotAPerson:
             return _refused(request, form, _NOT_A_PERSON)
         except Unauthenticated:
@@ -215,3 +235,12 @@ def _form_context(values: Mapping[str, Any]) -> dict[str, object]:
 def _refused(request: Request, form: FormData, message: str) -> Response:
     context = {**_form_context(form), "error": message}
     return render(request, "login.html", context, status_code=401)
+
+
+def _throttled(request: Request, form: FormData, retry_after: int) -> Response:
+    minutes = -(-retry_after // 60)
+    message = _THROTTLED.format(minutes="1 minute" if minutes == 1 else f"{minutes} minutes")
+    response = render(request, "login.html", {**_form_context(form), "error": message},
+                      status_code=429)
+    response.headers["Retry-After"] = str(retry_after)
+    return response

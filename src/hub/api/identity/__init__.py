@@ -1,1 +1,1 @@
-"""identity over GraphQL: `viewer`, `startSession`, `endSession`."""
+"""identity over GraphQL: `viewer`, `startSession`, `endSession`, `clearLoginLockout`."""

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import strawberry
 
-from hub.identity.vocabulary import CredentialKind, PrincipalKind
+from hub.identity.vocabulary import CredentialKind, PrincipalKind, ThrottledBy
 
 strawberry.enum(PrincipalKind)
 strawberry.enum(CredentialKind)
+strawberry.enum(ThrottledBy)
 
 __all__ = [
     "CredentialKind",
     "PrincipalKind",
+    "ThrottledBy",
 ]

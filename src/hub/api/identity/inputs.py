@@ -16,3 +16,13 @@ class StartSessionInput:
 class EndSessionInput:
     session_id: strawberry.ID
     reason: str = ""
+
+
+@strawberry.input
+class ClearLoginLockoutInput:
+    account: str | None = strawberry.field(
+        default=None, description="The name sign-ins were attempted with."
+    )
+    address: str | None = strawberry.field(
+        default=None, description="The client address attempts came from."
+    )

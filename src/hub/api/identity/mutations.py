@@ -1,4 +1,4 @@
-"""The identity mutations: `startSession`, `endSession`."""
+"""The identity mutations: `startSession`, `endSession`, `clearLoginLockout`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import strawberry
 from strawberry.types import Info
 
 from hub.api.context import HubContext
-from hub.api.identity.inputs import EndSessionInput, StartSessionInput
+from hub.api.identity.inputs import ClearLoginLockoutInput, EndSessionInput, StartSessionInput
 from hub.api.identity.payloads import (
+    ClearLoginLockoutPayload,
+    ClearLoginLockoutResult,
     EndSessionPayload,
     EndSessionResult,
     StartSessionPayload,
@@ -41,4 +43,18 @@ class IdentityMutation:
     ) -> EndSessionPayload | Problem:
         return await mutate(
             info, call(identity.end_session, input), payload(EndSessionPayload, "session")
+        )
+
+    @strawberry.mutation(
+        graphql_type=ClearLoginLockoutResult,
+        description=(
+            "Operators: forget the dashboard sign-in attempts counted against a name, an "
+            "address or both, ending a lockout now."
+        ),
+    )
+    async def clear_login_lockout(
+        self, info: Info[HubContext, Any], input: ClearLoginLockoutInput
+    ) -> ClearLoginLockoutPayload | Problem:
+        return await mutate(
+            info, call(identity.clear_login_lockout, input), payload(ClearLoginLockoutPayload)
         )

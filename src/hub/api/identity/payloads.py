@@ -6,7 +6,7 @@ from datetime import datetime
 
 import strawberry
 
-from hub.api.identity.types import AgentSession
+from hub.api.identity.types import AgentSession, LoginThrottle
 from hub.api.problems import result_union
 from hub.identity import service as identity
 
@@ -26,5 +26,18 @@ class EndSessionPayload:
     server_time: datetime
 
 
+@strawberry.type
+class ClearLoginLockoutPayload:
+    account: str | None
+    address: str | None
+    cleared: list[LoginThrottle] = strawberry.field(
+        description="The counts forgotten, as they were (empty: nothing was counted)."
+    )
+    server_time: datetime
+
+
 StartSessionResult = result_union("StartSessionResult", StartSessionPayload, identity.start_session)
 EndSessionResult = result_union("EndSessionResult", EndSessionPayload, identity.end_session)
+ClearLoginLockoutResult = result_union(
+    "ClearLoginLockoutResult", ClearLoginLockoutPayload, identity.clear_login_lockout
+)

@@ -1,4 +1,5 @@
-"""GraphQL types of the identity module: principals and agent sessions."""
+"""GraphQL types of the identity module: principals, agent sessions and sign-in
+attempt counts."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from datetime import datetime
 
 import strawberry
 
-from hub.api.identity.enums import CredentialKind, PrincipalKind
+from hub.api.identity.enums import CredentialKind, PrincipalKind, ThrottledBy
 
 
 @strawberry.type
@@ -36,3 +37,14 @@ class Viewer:
     credential: CredentialKind
     session: AgentSession | None
     server_time: datetime
+
+
+@strawberry.type(description="Dashboard sign-in attempts counted against a name or an address.")
+class LoginThrottle:
+    throttled_by: ThrottledBy
+    key: str = strawberry.field(description="The name as typed (case-folded), or the address.")
+    attempts: int
+    window_started_at: datetime
+    locked_until: datetime | None = strawberry.field(
+        description="When the lockout ends; null when not locked out."
+    )
