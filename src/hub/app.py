@@ -24,9 +24,9 @@ from hub.api.exports import export_route
 from hub.api.http import HubGraphQL
 from hub.api.imports.route import import_route
 from hub.api.mcp_http.route import McpEndpoint, mcp_route
+from hub.api.rate_limits import RateLimits
 from hub.draining import CloseSocketsOnStop, drain_on_signals
 from hub.errors import Unavailable, http_problem
-from hub.api.rate_limits import RateLimits
 from hub.maintenance import periodic_maintenance
 from hub.metrics import HTTP_LATENCY, HTTP_REQUESTS
 from hub.observability.access import ObservedRequests
