@@ -74,8 +74,12 @@ def test_every_cited_docs_section_exists() -> None:
             for section in sections
             if section
         ]
-        if path.parent == DOCS:
-            cited += LINKED_CITATION.findall(text)
+        if path.is_relative_to(DOCS):
+            # A link is relative to the page it is on (docs/ops/ links its neighbours).
+            folder = path.parent.relative_to(DOCS)
+            cited += [
+                (str(folder / page), section) for page, section in LINKED_CITATION.findall(text)
+            ]
         for page, section in cited:
             if not (DOCS / page).exists() or section not in headings(page):
                 missing.append(f"{path.relative_to(ROOT)}: {page}, {section!r}")
