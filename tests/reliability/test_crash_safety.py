@@ -66,9 +66,9 @@ CHECKPOINTS = 2  # per implementation attempt
 # A kill comes after this many more answered writes (a random number in the range), and
 # then a pause of up to KILL_JITTER seconds: random points of the write stream, whatever
 # the machine's speed.
-KILL_AFTER = (3, 40)
+KILL_AFTER = (5, 80)
 KILL_JITTER = 0.05
-AFTER_LAST_KILL = 60  # answered writes after the last restart before the agents stop
+AFTER_LAST_KILL = 100  # answered writes after the last restart before the agents stop
 MAX_CYCLES = 2000  # per agent: a backstop only
 # An agent's pause between cycles (seconds, at random in the range): agents think, and
 # the servers booting after a kill share the machine with them.
