@@ -66,6 +66,55 @@ class ServerProcess:
         return self.process.poll() is not None and "address already in use" in self.log()
 
 
+def server_environment(database_url: str, workdir: Path, *, poll_seconds: float) -> dict[str, str]:
+    """The environment of a `hub serve` process of the tests, its files under `workdir`."""
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [SOURCE, os.environ.get("PYTHONPATH")])),
+        "HUB_DATABASE_URL": database_url,
+        "HUB_EVENT_POLL_SECONDS": str(poll_seconds),
+        "HUB_VAR_DIR": str(workdir / "var"),
+        "HUB_ARTIFACT_DIR": str(workdir / "artifacts"),
+        "HUB_SECRET_KEY": "test-secret-key-0123456789",
+        # The checks the in-process test server runs with (tests/conftest.py).
+        "HUB_STRICT_CLOCK": "true",
+        "HUB_STRICT_PROBLEMS": "true",
+    }
+
+
+def start_server(
+    env: dict[str, str], workdir: Path, *, name: str, port: int | None = None, workers: int = 1
+) -> ServerProcess:
+    """One `hub serve` process, started (not yet ready), on `port` or a free one. With one
+    worker the process is the server itself (uvicorn runs in it): its pid is the one to
+    kill to crash it."""
+    port = port or free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    log_path = workdir / f"server-{name}-{port}.log"
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            [HUB, "serve", "--host", "127.0.0.1", "--workers", str(workers), "--port", str(port)],
+            cwd=workdir,  # so no developer's .env leaks into the test
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            # Its own process group: a server that ignores SIGTERM is killed with its
+            # workers, not leaving them behind.
+            start_new_session=True,
+        )
+    return ServerProcess(process, f"http://127.0.0.1:{port}", log_path)
+
+
+def stop_server(server: ServerProcess) -> None:
+    """Terminate, then kill the group if it does not end."""
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.process.pid, 9)
+        server.process.wait(timeout=15)
+
+
 @contextmanager
 def hub_servers(
     count: int,
@@ -81,36 +130,12 @@ def hub_servers(
     beyond a test's deadlines, only LISTEN/NOTIFY can deliver across processes.
     `settings` adds `HUB_*` environment variables."""
     env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [SOURCE, os.environ.get("PYTHONPATH")])),
-        "HUB_DATABASE_URL": database_url,
-        "HUB_EVENT_POLL_SECONDS": str(poll_seconds),
-        "HUB_VAR_DIR": str(workdir / "var"),
-        "HUB_ARTIFACT_DIR": str(workdir / "artifacts"),
-        "HUB_SECRET_KEY": "test-secret-key-0123456789",
-        # The checks the in-process test server runs with (tests/conftest.py).
-        "HUB_STRICT_CLOCK": "true",
-        "HUB_STRICT_PROBLEMS": "true",
+        **server_environment(database_url, workdir, poll_seconds=poll_seconds),
         **(settings or {}),
     }
-    workdir.mkdir(parents=True, exist_ok=True)
-    command = [HUB, "serve", "--host", "127.0.0.1", "--workers", str(workers)]
 
     def start(index: int) -> ServerProcess:
-        port = free_port()
-        log_path = workdir / f"server-{index}-{port}.log"
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                [*command, "--port", str(port)],
-                cwd=workdir,  # so no developer's .env leaks into the test
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                # Its own process group: a server that ignores SIGTERM is killed with its
-                # workers, not leaving them behind.
-                start_new_session=True,
-            )
-        return ServerProcess(process, f"http://127.0.0.1:{port}", log_path)
+        return start_server(env, workdir, name=str(index), workers=workers)
 
     started: list[ServerProcess] = []
     try:
