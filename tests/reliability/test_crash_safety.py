@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 from hub.events import service as events
+from hub.maintenance.check import check
 from hub.runtime import Runtime
 from hub.storage.database import Database
 from tests.conftest import issue_principal, open_session
@@ -733,6 +734,11 @@ def test_killed_servers_lose_no_acknowledged_write_and_apply_none_twice(
             ]
             if not served:
                 found.broken.append(f"nothing answered while {outage} was down")
+
+    # And hub's own invariants hold after the kills (`hub maintenance check`, thorough:
+    # SQLite's integrity check included).
+    report = check(runtime, thorough=True)
+    found.broken.extend(breach.line() for breach in report.breaches)
 
     figures = summary(backend, run, setting, ledger, found)
     print(f"crash safety ({backend}): {figures}, {time.monotonic() - started:.0f}s")

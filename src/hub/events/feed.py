@@ -268,6 +268,9 @@ async def follow(
             wake.clear()
             page, more = await tail.read_after(read, cursor, batch, poll=poll)
             poll = None
+            if page:
+                # Found by the backstop poll rather than a wake: behind all the same.
+                progress.woken()
             for record in page:
                 cursor = record.seq
                 yield record
