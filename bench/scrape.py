@@ -6,7 +6,9 @@ tasks are DONE (their attempt COMPLETED); one in a hundred is in progress, a thi
 those with an expired lease and some ending within the minute.
 
 Timed, `--calls` times (default 50): `hub.scrape.read_operating_state` through
-`Runtime.read` (what each scrape runs), with its statements counted. Each statement's plan
+`Runtime.read` (what each scrape runs), with its statements counted, and beside it the
+floors: one read unit that counts the tasks table (`ratio_to_count_floor`), and the
+empty read unit (`ratio_to_empty_read`). Each statement's plan
 is shown (`EXPLAIN QUERY PLAN` / `EXPLAIN`), and a plan that scans a whole large table
 (tasks, attempts, agent sessions) rather than an index is named in `full_scans`.
 
@@ -123,14 +125,28 @@ def plans(runtime: Runtime, statements: list[tuple[str, Any]]) -> tuple[list[str
     return shown, scans
 
 
+def count_tasks(uow: Any) -> int:
+    return int(uow.session.execute(text("SELECT count(*) FROM tasks")).scalar_one())
+
+
+def timed(runtime: Runtime, operation: Any, calls: int) -> list[float]:
+    durations = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        runtime.read(operation)
+        durations.append(time.perf_counter() - started)
+    return durations
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--sessions", type=int, default=2_000)
     parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--database-url", help="a hub_bench* PostgreSQL database")
     args = parser.parse_args()
-    with scratch_database(args.backend) as scratch:
+    with scratch_database(args.backend, args.database_url) as scratch:
         runtime = scratch.runtime()
         try:
             populate(runtime, scratch, args.tasks, args.sessions)
@@ -143,11 +159,11 @@ def main() -> None:
             state = runtime.read(read_operating_state)
             event.remove(runtime.database.engine, "before_cursor_execute", seen)
             queries = [(s, p) for s, p in statements if s.lstrip().upper().startswith("SELECT")]
-            durations = []
-            for _ in range(args.calls):
-                started = time.perf_counter()
-                runtime.read(read_operating_state)
-                durations.append(time.perf_counter() - started)
+            durations = timed(runtime, read_operating_state, args.calls)
+            # The floor, in the same run: one read unit counting the tasks table, the
+            # least any whole-table figure costs on this machine now.
+            floor = timed(runtime, count_tasks, args.calls)
+            empty = timed(runtime, lambda uow: None, args.calls)
             shown, scans = plans(runtime, queries)
             print("\n".join(shown))
             print(json.dumps({
@@ -156,6 +172,14 @@ def main() -> None:
                 "statements": len(queries),
                 "p50_ms": ms(percentile(durations, 50)),
                 "p99_ms": ms(percentile(durations, 99)),
+                "count_floor_p50_ms": ms(percentile(floor, 50)),
+                "ratio_to_count_floor": round(
+                    percentile(durations, 50) / percentile(floor, 50), 2
+                ),
+                "empty_read_p50_ms": ms(percentile(empty, 50)),
+                "ratio_to_empty_read": round(
+                    percentile(durations, 50) / percentile(empty, 50), 2
+                ),
                 "full_scans": sorted(set(scans)),
                 "recovery_candidates": sum(state.recovery_candidates.values()),
                 "leases_expiring": sum(state.leases_expiring.values()),
