@@ -37,6 +37,8 @@ from typing import Any, TypeVar
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hub.events.recheck import close_stream
+
 T = TypeVar("T")
 log = logging.getLogger("hub")
 
@@ -45,7 +47,6 @@ log = logging.getLogger("hub")
 SERVICE_RESTART = 1012
 RESTART_REASON = "server restarting"
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
-_RECANCEL_SECONDS = 0.1
 _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
@@ -122,27 +123,13 @@ async def until_stopped(drain: Drain, items: AsyncIterator[T]) -> AsyncGenerator
         # `items` cannot be closed while a read of it runs: cancel that first. The
         # closing runs on its own, so that a cancellation of this generator (the client
         # left) cannot cut it short and leave a follower on the event signal.
-        closing = asyncio.ensure_future(_close(items, pending))
+        closing = asyncio.ensure_future(close_stream(items, pending))
         _closing.add(closing)
         closing.add_done_callback(_closing.discard)
         await asyncio.shield(closing)
 
 
 _closing: set[asyncio.Future[None]] = set()  # strong references until each one is done
-
-
-async def _close(items: AsyncIterator[T], pending: asyncio.Future[T] | None) -> None:
-    if pending is not None:
-        # Cancelled until it is done: a read may swallow one cancellation (on Python
-        # 3.11 `asyncio.wait_for` returns a result that arrives at the same moment).
-        while not pending.done():
-            pending.cancel()
-            await asyncio.wait({pending}, timeout=_RECANCEL_SECONDS)
-        if not pending.cancelled():
-            pending.exception()  # retrieved: the stream's own failure is moot now
-    aclose = getattr(items, "aclose", None)
-    if aclose is not None:
-        await aclose()
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 log = logging.getLogger("hub.events")
@@ -59,7 +59,7 @@ async def rechecked(
         # Closing may wait (for the read in flight to stop), and a server cancelling a
         # stream whose client left may cancel every wait here; the closing runs on its
         # own so that it always completes and the stream leaves the event signal.
-        closing = asyncio.create_task(_close(stream, pending))
+        closing = asyncio.create_task(close_stream(stream, pending))
         _closing.add(closing)
         closing.add_done_callback(_closed)
         await asyncio.shield(closing)
@@ -68,7 +68,10 @@ async def rechecked(
 _closing: set[asyncio.Task[None]] = set()  # strong references until each one is done
 
 
-async def _close(stream: AsyncIterator[T], pending: asyncio.Task[tuple[T] | None] | None) -> None:
+async def close_stream(stream: AsyncIterator[T], pending: asyncio.Future[Any] | None) -> None:
+    """End a stream a consumer leaves: its read in flight (`pending`) cancelled until it
+    is done, then the stream closed (so it leaves the event signal). Also what the
+    server's shutdown does to the streams it ends (`hub.draining`)."""
     if pending is not None:
         # Cancelled until it is done: a cancellation can be swallowed (on Python 3.11
         # `asyncio.wait_for` returns a result that arrives at the same moment instead).
