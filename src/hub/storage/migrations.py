@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 
 from alembic import command
@@ -35,15 +36,21 @@ def upgrade_to_head(database: Database) -> None:
     command.upgrade(alembic_config(database), "head")
 
 
+@lru_cache(maxsize=4)
+def _scripts(location: Path) -> ScriptDirectory:
+    """The migration scripts, read once: they do not change under a running process, and
+    readiness probes and metric scrapes ask for the head every few seconds."""
+    return ScriptDirectory(str(location))
+
+
 def head_revision(database: Database) -> str | None:
-    return ScriptDirectory.from_config(alembic_config(database)).get_current_head()
+    return _scripts(migrations_dir()).get_current_head()
 
 
 def is_known_revision(database: Database, revision: str) -> bool:
     """Whether `revision` is in this hub's migration history."""
     try:
-        return ScriptDirectory.from_config(alembic_config(database)).get_revision(revision) \
-            is not None
+        return _scripts(migrations_dir()).get_revision(revision) is not None
     except (RevisionError, CommandError):
         return False
 
